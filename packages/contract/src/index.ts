@@ -1,0 +1,9 @@
+import path from 'node:path';
+
+export type { components, operations, paths, webhooks } from './generated/openapi';
+export { operationIds, operationTable } from './generated/operations';
+export type { OperationId } from './generated/operations';
+export type { OperationEntry } from './operation';
+
+/** Absolute path of the bundled OpenAPI document (generated from spec/). */
+export const bundledSpecPath = path.join(__dirname, '..', 'openapi.json');

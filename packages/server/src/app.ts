@@ -1,0 +1,72 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { bundledSpecPath } from '@svc/contract';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import * as OpenApiValidator from 'express-openapi-validator';
+import type { Config } from './config';
+import type { Handlers } from './generated/handlers';
+import { handlers as generatedHandlers } from './generated/registry';
+import { type ErrorSurface, errorBody, toApiError } from './http/error-mapper';
+import { ApiError } from './http/errors';
+import { assignRequestId, requestIdOf } from './http/request-context';
+import { operationRouter } from './http/router';
+
+/** `bodyBytes`, the published body size limit, for the store API and the OAuth endpoints alike. */
+export const BODY_BYTES = 65536;
+
+export const docsSiteDir = path.resolve(__dirname, '..', '..', '..', 'docs', 'site');
+
+export interface AppOptions {
+  config: Pick<Config, 'validateResponses' | 'exposeInternalErrors'>;
+  handlers?: Handlers;
+}
+
+function loadSpec(): object {
+  return JSON.parse(fs.readFileSync(bundledSpecPath, 'utf8')) as object;
+}
+
+const surfaceOf = (req: Request): ErrorSurface => (req.path.startsWith('/oauth') ? 'oauth' : 'store');
+
+function docsSite(): express.RequestHandler {
+  const router = express.Router();
+  router.use(express.static(docsSiteDir, { index: 'index.html', fallthrough: true }));
+  router.use((_req, res) => {
+    res.status(404).type('text').send('The docs site is not built yet: run `pnpm docs`.');
+  });
+  return router;
+}
+
+/** The Express app: request id, body limits, spec validation, the operation router, one error mapper. */
+export function createApp({ config, handlers = generatedHandlers }: AppOptions): Express {
+  const app = express();
+  app.set('query parser', 'extended');
+  app.set('etag', false);
+  app.disable('x-powered-by');
+
+  app.use(assignRequestId);
+  app.use('/docs', docsSite());
+  app.use(express.json({ limit: BODY_BYTES, type: ['application/json', 'application/*+json'] }));
+  app.use('/oauth', express.urlencoded({ extended: false, limit: BODY_BYTES, parameterLimit: 100 }));
+  app.use(
+    OpenApiValidator.middleware({
+      apiSpec: loadSpec() as never,
+      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, removeAdditional: false, allErrors: true },
+      validateResponses: config.validateResponses ? { removeAdditional: false, allErrors: true } : false,
+      validateSecurity: false,
+      validateFormats: true,
+      validateApiSpec: false,
+      ignoreUndocumented: false,
+      ignorePaths: /^\/docs(\/|$)/,
+    }),
+  );
+  app.use(operationRouter(handlers));
+  app.use((_req: Request, _res: Response, next: NextFunction) => next(new ApiError('NOT_FOUND', 'No such endpoint.')));
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const apiError = toApiError(error, surfaceOf(req), config.exposeInternalErrors);
+    const requestId = requestIdOf(res);
+    if (apiError.code === 'INTERNAL') console.error(`[${requestId}] ${req.method} ${req.originalUrl}:`, error);
+    if (res.headersSent) return void res.end();
+    res.status(apiError.status).set(apiError.headers).json(errorBody(apiError, requestId));
+  });
+  return app;
+}

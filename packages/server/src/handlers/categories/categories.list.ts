@@ -1,0 +1,4 @@
+import { notImplemented } from '../../http/handler';
+
+/** `categories.list`: GET /stores/{storeId}/v1/categories. Not built yet: answers 501 NOT_IMPLEMENTED. */
+export default notImplemented('categories.list');

@@ -1,0 +1,4 @@
+import { notImplemented } from '../../http/handler';
+
+/** `categories.update`: PATCH /stores/{storeId}/v1/categories/{id}. Not built yet: answers 501 NOT_IMPLEMENTED. */
+export default notImplemented('categories.update');

@@ -1,0 +1,4 @@
+import { notImplemented } from '../../http/handler';
+
+/** `products.media.get`: GET /stores/{storeId}/v1/products/{id}/media. Not built yet: answers 501 NOT_IMPLEMENTED. */
+export default notImplemented('products.media.get');

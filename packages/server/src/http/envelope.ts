@@ -1,0 +1,35 @@
+import type { components, OperationId } from '@svc/contract';
+import type { HandlerContext } from './handler';
+
+type RequestMeta = components['schemas']['RequestMeta'];
+type ListMeta = components['schemas']['ListMeta'];
+
+export interface PageInfo {
+  hasMore: boolean;
+  limit: number;
+  nextCursor: string | null;
+}
+
+function execution(context: HandlerContext<OperationId>) {
+  return context.execution ? { execution: context.execution } : {};
+}
+
+/** `{data, meta: {request_id}, execution}` around one resource. */
+export function envelope<T>(context: HandlerContext<OperationId>, data: T): { data: T; meta: RequestMeta } {
+  return { data, meta: { request_id: context.requestId }, ...execution(context) };
+}
+
+/** `{data: [...], meta: {request_id, has_more, limit, next_cursor, consistency}, execution}` for a keyset page. */
+export function pageEnvelope<T>(context: HandlerContext<OperationId>, data: T[], page: PageInfo): { data: T[]; meta: ListMeta } {
+  return {
+    data,
+    meta: {
+      request_id: context.requestId,
+      has_more: page.hasMore,
+      limit: page.limit,
+      next_cursor: page.nextCursor,
+      consistency: 'live_keyset',
+    },
+    ...execution(context),
+  };
+}

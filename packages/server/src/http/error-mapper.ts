@@ -1,0 +1,116 @@
+import { ApiError, type ErrorBody, type ErrorCode, type ErrorDetail, isApiError } from './errors';
+
+/** A validation problem as express-openapi-validator reports it (`/body/name`, `/query/limit`, ...). */
+interface ValidatorProblem {
+  path?: string;
+  message?: string;
+  errorCode?: string;
+}
+
+interface ValidatorError {
+  status: number;
+  errors?: ValidatorProblem[];
+  message?: string;
+}
+
+interface BodyParserError {
+  type: string;
+  status?: number;
+}
+
+/** Which rules to apply: OAuth endpoints report every malformed request as INVALID_REQUEST. */
+export type ErrorSurface = 'store' | 'oauth';
+
+const MAX_DETAILS = 50;
+const LOCATIONS: Record<string, ErrorDetail['location']> = {
+  body: 'body',
+  query: 'query',
+  params: 'path',
+  path: 'path',
+  headers: 'header',
+  header: 'header',
+};
+
+function isValidatorError(error: unknown): error is ValidatorError {
+  return typeof (error as { status?: unknown } | null)?.status === 'number';
+}
+
+const BODY_PARSER_TYPES = /^(entity\.|encoding\.unsupported$|charset\.unsupported$)/;
+
+function isBodyParserError(error: unknown): error is BodyParserError {
+  const type = (error as { type?: unknown } | null)?.type;
+  return typeof type === 'string' && BODY_PARSER_TYPES.test(type);
+}
+
+/** `/body/name` → {location: body, field: /name}; `/query/limit` → {location: query, field: limit}. */
+export function toDetail(problem: ValidatorProblem): ErrorDetail {
+  const [, area = '', ...rest] = (problem.path ?? '').split('/');
+  const location = LOCATIONS[area] ?? 'body';
+  const field = location === 'body' ? `/${rest.join('/')}` : rest.join('/');
+  return { location, field: field.slice(0, 256), message: (problem.message ?? 'is not valid').slice(0, 512) };
+}
+
+const isUnknownField = (p: ValidatorProblem) =>
+  /^(additionalProperties|unevaluatedProperties)\./.test(p.errorCode ?? '') ||
+  /^Unknown query parameter/.test(p.message ?? '');
+const isMissingHeader = (name: string) => (p: ValidatorProblem) =>
+  p.path?.toLowerCase() === `/headers/${name}` && /^required\./.test(p.errorCode ?? '');
+
+function classifyRequestProblems(problems: ValidatorProblem[], surface: ErrorSurface): ApiError {
+  const details = problems.slice(0, MAX_DETAILS).map(toDetail);
+  if (surface === 'oauth') return new ApiError('INVALID_REQUEST', 'The request is not valid.', { details });
+  if (problems.some(isMissingHeader('idempotency-key'))) {
+    return new ApiError('IDEMPOTENCY_KEY_REQUIRED', 'This request needs an Idempotency-Key header.');
+  }
+  if (problems.some(isMissingHeader('if-match'))) {
+    return new ApiError('PRECONDITION_REQUIRED', "This update needs an If-Match header with the resource's ETag.");
+  }
+  const unknown = problems.filter(isUnknownField);
+  if (unknown.length > 0) {
+    const names = unknown.map((p) => toDetail(p).field).join(', ');
+    return new ApiError('UNKNOWN_FIELD', `Unknown field(s): ${names}.`, {
+      details: unknown.slice(0, MAX_DETAILS).map((p) => ({ ...toDetail(p), message: 'is not a known field' })),
+    });
+  }
+  return new ApiError('VALIDATION_FAILED', 'The request is not valid.', { details });
+}
+
+function fromValidator(error: ValidatorError, surface: ErrorSurface, exposeInternals: boolean): ApiError {
+  const byStatus: Record<number, [ErrorCode, string]> = {
+    404: ['NOT_FOUND', 'No such endpoint.'],
+    405: ['METHOD_NOT_ALLOWED', 'This endpoint does not take that method.'],
+    413: ['PAYLOAD_TOO_LARGE', 'The request body is larger than 65536 bytes.'],
+    415: ['UNSUPPORTED_MEDIA_TYPE', 'The body has a Content-Type this endpoint does not accept.'],
+  };
+  if (error.status === 400) return classifyRequestProblems(error.errors ?? [], surface);
+  const known = byStatus[error.status];
+  if (known) return new ApiError(...known);
+  const reason = exposeInternals ? ` ${error.message ?? ''} ${JSON.stringify(error.errors ?? [])}` : '';
+  return new ApiError('INTERNAL', `Something went wrong on our side; quote the request id to support.${reason}`.slice(0, 1024));
+}
+
+function fromBodyParser(error: BodyParserError, surface: ErrorSurface): ApiError {
+  if (error.type === 'entity.too.large') return new ApiError('PAYLOAD_TOO_LARGE', 'The request body is larger than 65536 bytes.');
+  if (error.type === 'entity.parse.failed') {
+    return new ApiError(surface === 'oauth' ? 'INVALID_REQUEST' : 'VALIDATION_FAILED', 'The request body is not well-formed JSON.', {
+      details: [{ location: 'body', field: '/', message: 'is not well-formed JSON' }],
+    });
+  }
+  return new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The body uses an encoding or charset this endpoint does not accept.');
+}
+
+/** Turns anything thrown while serving a request into the interface's error. */
+export function toApiError(error: unknown, surface: ErrorSurface, exposeInternals: boolean): ApiError {
+  if (isApiError(error)) return error;
+  if (isBodyParserError(error)) return fromBodyParser(error, surface);
+  if (isValidatorError(error)) return fromValidator(error, surface, exposeInternals);
+  const reason = exposeInternals && error instanceof Error ? ` ${error.message}` : '';
+  return new ApiError('INTERNAL', `Something went wrong on our side; quote the request id to support.${reason}`.slice(0, 1024));
+}
+
+export function errorBody(error: ApiError, requestId: string): ErrorBody {
+  return {
+    error: { code: error.code, message: error.message, ...error.extras },
+    meta: { request_id: requestId },
+  };
+}

@@ -1,0 +1,56 @@
+import type { OperationEntry, OperationId, operations } from '@svc/contract';
+import type { components } from '@svc/contract';
+import { ApiError } from './errors';
+
+type Operation<K extends OperationId> = operations[K];
+type ParametersOf<K extends OperationId> = Operation<K> extends { parameters: infer P } ? P : never;
+type Part<P, Key extends string> = P extends { [k in Key]: infer V } ? V : P extends { [k in Key]?: infer V } ? V : never;
+type OrEmpty<T> = [T] extends [never] ? Record<string, never> : [T] extends [undefined] ? Record<string, never> : NonNullable<T>;
+
+export type PathParams<K extends OperationId> = OrEmpty<Part<ParametersOf<K>, 'path'>>;
+export type QueryParams<K extends OperationId> = OrEmpty<Part<ParametersOf<K>, 'query'>>;
+
+type ContentOf<R> = R extends { content: infer C } ? C[keyof C] : undefined;
+export type RequestBody<K extends OperationId> = Operation<K> extends { requestBody: infer B }
+  ? ContentOf<B>
+  : Operation<K> extends { requestBody?: infer B }
+    ? ContentOf<NonNullable<B>> | undefined
+    : undefined;
+
+type Responses<K extends OperationId> = Operation<K>['responses'];
+type SuccessStatus = 200 | 201 | 202 | 204 | 302;
+export type SuccessStatusOf<K extends OperationId> = Extract<keyof Responses<K>, SuccessStatus>;
+export type ResponseBody<K extends OperationId, S extends keyof Responses<K>> = ContentOf<Responses<K>[S]>;
+
+/** What a handler answers: one of the operation's documented success responses. */
+export type HandlerResult<K extends OperationId> = {
+  [S in SuccessStatusOf<K>]: {
+    status: S;
+    body: ResponseBody<K, S>;
+    headers?: Record<string, string>;
+  };
+}[SuccessStatusOf<K>];
+
+export type Execution = components['schemas']['Execution'];
+
+/** Everything a handler may know about the request; it never sees Express itself. */
+export interface HandlerContext<K extends OperationId> {
+  readonly operation: OperationEntry & { readonly operationId: K };
+  readonly requestId: string;
+  readonly params: PathParams<K>;
+  readonly query: QueryParams<K>;
+  readonly body: RequestBody<K>;
+  /** Request headers, lower-cased names. */
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  /** Who executed the request, once a bearer token was resolved (absent on OAuth endpoints). */
+  readonly execution?: Execution;
+}
+
+export type Handler<K extends OperationId> = (context: HandlerContext<K>) => Promise<HandlerResult<K>>;
+
+/** The handler every operation starts with: a 501 in the interface's error format. */
+export function notImplemented<K extends OperationId>(operationId: K): Handler<K> {
+  return async () => {
+    throw new ApiError('NOT_IMPLEMENTED', `The operation ${operationId} is not implemented yet.`);
+  };
+}

@@ -1,0 +1,122 @@
+import { type OperationEntry, operationTable } from '@svc/contract';
+import request from 'supertest';
+import { createApp } from '../src/app';
+import { exampleRequest } from './example-requests';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const STORE = '/stores/5c9f1e2d-3b4a-4c6d-8e7f-9a0b1c2d3e4f/v1';
+const app = createApp({ config: { validateResponses: true, exposeInternalErrors: true } });
+
+/** Asserts the interface's error format and returns the error object. */
+function expectError(response: request.Response, status: number, code: string) {
+  expect({ status: response.status, code: response.body?.error?.code }).toEqual({ status, code });
+  expect(response.headers['content-type']).toMatch(/^application\/json/);
+  expect(response.body.meta.request_id).toMatch(UUID);
+  expect(response.headers['x-request-id']).toBe(response.body.meta.request_id);
+  expect(typeof response.body.error.message).toBe('string');
+  return response.body.error as { code: string; message: string; details?: { location: string; field: string }[] };
+}
+
+describe('every operation is routed to its handler', () => {
+  const entries = Object.values(operationTable) as OperationEntry[];
+
+  it.each(entries.map((entry) => [entry.operationId, entry] as const))('%s answers its stub (501 NOT_IMPLEMENTED) to a valid request', async (_id, entry) => {
+    const example = exampleRequest(entry);
+    let call = request(app)[entry.method](example.url).set(example.headers);
+    if (example.contentType === 'application/x-www-form-urlencoded') call = call.type('form').send(example.body as Record<string, string>);
+    else if (example.body !== undefined) call = call.set('Content-Type', example.contentType ?? 'application/json').send(example.body as object);
+    expectError(await call, 501, 'NOT_IMPLEMENTED');
+  });
+});
+
+describe('errors in the interface format', () => {
+  it('an unknown path is 404 NOT_FOUND', async () => {
+    expectError(await request(app).get('/no/such/path'), 404, 'NOT_FOUND');
+    expectError(await request(app).get(`${STORE}/no-such-resource`), 404, 'NOT_FOUND');
+  });
+
+  it('an unknown method on a known path is 405 METHOD_NOT_ALLOWED', async () => {
+    expectError(await request(app).put(`${STORE}/products`).send({}), 405, 'METHOD_NOT_ALLOWED');
+  });
+
+  it('a malformed store id is 400 VALIDATION_FAILED with a detail for the path', async () => {
+    const error = expectError(await request(app).get('/stores/not-a-uuid/v1/products'), 400, 'VALIDATION_FAILED');
+    expect(error.details).toEqual(expect.arrayContaining([expect.objectContaining({ location: 'path', field: 'storeId' })]));
+  });
+
+  it.each(['0', '01', '-1', '1234567890123456', 'abc'])('a bad product id %p is 400 VALIDATION_FAILED', async (id) => {
+    expectError(await request(app).get(`${STORE}/products/${id}`), 400, 'VALIDATION_FAILED');
+  });
+
+  it('an out-of-range page size is 400 VALIDATION_FAILED', async () => {
+    for (const limit of ['0', '101', 'ten']) expectError(await request(app).get(`${STORE}/products?limit=${limit}`), 400, 'VALIDATION_FAILED');
+  });
+
+  it('a repeated query parameter is 400 VALIDATION_FAILED', async () => {
+    expectError(await request(app).get(`${STORE}/products?status=active&status=inactive`), 400, 'VALIDATION_FAILED');
+  });
+
+  it('an unknown filter is 422 UNKNOWN_FIELD', async () => {
+    const error = expectError(await request(app).get(`${STORE}/products?colour=red`), 422, 'UNKNOWN_FIELD');
+    expect(error.details).toEqual([expect.objectContaining({ location: 'query', field: 'colour' })]);
+  });
+
+  it('an unknown body field is 422 UNKNOWN_FIELD naming the field', async () => {
+    const response = await request(app)
+      .post(`${STORE}/products`)
+      .set('Idempotency-Key', 'k-1')
+      .send({ name: 'Oud', product_kind: 'physical', colour: 'red' });
+    const error = expectError(response, 422, 'UNKNOWN_FIELD');
+    expect(error.details).toEqual([expect.objectContaining({ location: 'body', field: '/colour' })]);
+  });
+
+  it('a POST without Idempotency-Key is 400 IDEMPOTENCY_KEY_REQUIRED', async () => {
+    expectError(await request(app).post(`${STORE}/products`).send({ name: 'Oud', product_kind: 'physical' }), 400, 'IDEMPOTENCY_KEY_REQUIRED');
+  });
+
+  it('an Idempotency-Key over 128 characters is 400 VALIDATION_FAILED', async () => {
+    const response = await request(app).post(`${STORE}/products`).set('Idempotency-Key', 'k'.repeat(129)).send({ name: 'Oud', product_kind: 'physical' });
+    expectError(response, 400, 'VALIDATION_FAILED');
+  });
+
+  it('a PATCH without If-Match is 428 PRECONDITION_REQUIRED', async () => {
+    expectError(await request(app).patch(`${STORE}/products/1/content`).send({ name: 'Oud' }), 428, 'PRECONDITION_REQUIRED');
+  });
+
+  it('wrong types and overlong strings are 400 VALIDATION_FAILED with details', async () => {
+    const response = await request(app)
+      .post(`${STORE}/products`)
+      .set('Idempotency-Key', 'k-2')
+      .send({ name: 'x'.repeat(256), product_kind: 'gadget', price: 10 });
+    const error = expectError(response, 400, 'VALIDATION_FAILED');
+    expect(error.details?.map((d) => d.field).sort()).toEqual(expect.arrayContaining(['/name', '/price', '/product_kind']));
+  });
+
+  it('malformed JSON is 400 VALIDATION_FAILED', async () => {
+    const response = await request(app).post(`${STORE}/products`).set('Idempotency-Key', 'k-3').set('Content-Type', 'application/json').send('{"name": ');
+    expectError(response, 400, 'VALIDATION_FAILED');
+  });
+
+  it('a body over 65536 bytes is 413 PAYLOAD_TOO_LARGE, on the store API and OAuth alike', async () => {
+    const big = { name: 'Oud', product_kind: 'physical', description: 'x'.repeat(70000) };
+    expectError(await request(app).post(`${STORE}/products`).set('Idempotency-Key', 'k-4').send(big), 413, 'PAYLOAD_TOO_LARGE');
+    const form = `grant_type=refresh_token&refresh_token=${'a'.repeat(70000)}`;
+    expectError(await request(app).post('/oauth/token').type('form').send(form), 413, 'PAYLOAD_TOO_LARGE');
+  });
+
+  it('a body that is not JSON is 415 UNSUPPORTED_MEDIA_TYPE', async () => {
+    const response = await request(app).post(`${STORE}/products`).set('Idempotency-Key', 'k-5').set('Content-Type', 'text/plain').send('name=Oud');
+    expectError(response, 415, 'UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it('OAuth endpoints report malformed requests as INVALID_REQUEST', async () => {
+    const response = await request(app).post('/oauth/token').send({ grant_type: 'refresh_token', client_secret: 'svc_cs_x' });
+    expectError(response, 400, 'INVALID_REQUEST');
+  });
+
+  it('every response carries a fresh request id', async () => {
+    const [a, b] = await Promise.all([request(app).get('/nope'), request(app).get('/nope')]);
+    expect(a!.headers['x-request-id']).toMatch(UUID);
+    expect(a!.headers['x-request-id']).not.toBe(b!.headers['x-request-id']);
+  });
+});

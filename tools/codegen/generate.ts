@@ -1,0 +1,80 @@
+/**
+ * `pnpm generate`: spec/ → packages/contract, the server's handler types and registry, the
+ * client's types, stubs for operations without a handler, and docs/site.
+ * `pnpm generate:check`: fails when the committed generated files are out of step with spec/.
+ * `pnpm docs`: rebuilds docs/site from the committed bundled spec only.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { bundleSpec } from './bundle';
+import { buildDocsSite } from './docs-site';
+import { clientTypes, contractOperations, contractTypes, handlerFileOf, handlerStub, serverHandlerTypes, serverRegistry } from './emit';
+import { buildOperationTable } from './operation-table';
+import { locations, repoRoot } from './paths';
+
+async function generatedFiles(): Promise<{ files: Map<string, string>; table: ReturnType<typeof buildOperationTable> }> {
+  const { document, text } = bundleSpec();
+  const table = buildOperationTable(document);
+  const files = new Map<string, string>([
+    [locations.bundledSpec, text],
+    [locations.contractTypes, await contractTypes(document)],
+    [locations.contractOperations, contractOperations(table)],
+    [locations.serverHandlerTypes, serverHandlerTypes()],
+    [locations.serverRegistry, serverRegistry(table)],
+    [locations.clientTypes, clientTypes(document)],
+  ]);
+  return { files, table };
+}
+
+const display = (file: string) => path.relative(repoRoot, file);
+
+async function check(): Promise<number> {
+  const { files, table } = await generatedFiles();
+  const stale = [...files].filter(([file, content]) => !fs.existsSync(file) || fs.readFileSync(file, 'utf8') !== content);
+  const missingHandlers = table.map((e) => handlerFileOf(e.operationId)).filter((file) => !fs.existsSync(file));
+  for (const [file] of stale) console.error(`out of step with spec/: ${display(file)}`);
+  for (const file of missingHandlers) console.error(`no handler module: ${display(file)}`);
+  if (stale.length + missingHandlers.length > 0) {
+    console.error('Run `pnpm generate` and commit the result.');
+    return 1;
+  }
+  console.log(`generated files are in step with spec/ (${table.length} operations)`);
+  return 0;
+}
+
+async function generate(): Promise<number> {
+  const { files, table } = await generatedFiles();
+  for (const [file, content] of files) {
+    if (fs.existsSync(file) && fs.readFileSync(file, 'utf8') === content) continue;
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, content);
+    console.log(`wrote ${display(file)}`);
+  }
+  for (const entry of table) {
+    const file = handlerFileOf(entry.operationId);
+    if (fs.existsSync(file)) continue;
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, handlerStub(entry));
+    console.log(`scaffolded ${display(file)} (answers 501 until built)`);
+  }
+  docs();
+  console.log(`${table.length} operations generated`);
+  return 0;
+}
+
+function docs(): number {
+  const { file, bytes } = buildDocsSite();
+  console.log(`built ${display(file)} (${Math.round(bytes / 1024)} KiB, no external assets)`);
+  return 0;
+}
+
+async function main(): Promise<void> {
+  const args = new Set(process.argv.slice(2));
+  const run = args.has('--check') ? check : args.has('--only=docs') ? docs : generate;
+  process.exitCode = await run();
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exitCode = 1;
+});
