@@ -3,6 +3,17 @@ import path from 'node:path';
 import { redocly } from './bundle';
 import { locations } from './paths';
 
+/** The Redoc badge's logo, drawn inline instead of fetched from Redocly's CDN. */
+const BADGE_LOGO =
+  "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' width='16' height='16'%3E%3Crect width='16' height='16' rx='3' fill='%230044D4'/%3E%3C/svg%3E";
+
+/** Redoc's bundle points a few optional assets at Redocly's CDN; keep them on this machine. */
+export function withoutRemoteAssets(html: string): string {
+  return html
+    .replace(/https:\/\/cdn\.redoc\.ly\/redoc\/logo-mini(?:-full)?\.svg/g, BADGE_LOGO)
+    .replace(/https:\/\/cdn\.redocly\.com\/icons\//g, './icons/');
+}
+
 /**
  * Builds docs/site/index.html from the bundled spec with the Redoc scripts inlined, so the page
  * works with no network, from the server's /docs and straight from disk (file://).
@@ -18,8 +29,9 @@ export function buildDocsSite(): { file: string; bytes: number } {
     '--title',
     'Store Management Service API',
   ]);
-  const html = fs.readFileSync(locations.docsSite, 'utf8');
-  const external = html.match(/<(?:script|link)[^>]+(?:src|href)="https?:\/\/[^"]+"/g);
-  if (external) throw new Error(`The docs site would load from the network: ${external.join(', ')}`);
+  const html = withoutRemoteAssets(fs.readFileSync(locations.docsSite, 'utf8'));
+  const remote = html.match(/https:\/\/cdn\.redoc(?:ly)?\.(?:ly|com)[^"'`\s)]*/g);
+  if (remote) throw new Error(`The docs site would load from the network: ${[...new Set(remote)].join(', ')}`);
+  fs.writeFileSync(locations.docsSite, html);
   return { file: locations.docsSite, bytes: Buffer.byteLength(html) };
 }

@@ -1,5 +1,8 @@
 import path from 'node:path';
 
+/** The workspace root: the default data directory is `./data` there, whatever the working directory. */
+const repositoryRoot = path.resolve(__dirname, '..', '..', '..');
+
 export type Environment = 'production' | 'development' | 'test';
 
 export interface Config {
@@ -39,7 +42,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     environment,
     port: portOf(env.PORT),
     databaseUrl: databaseUrlOf(env.DATABASE_URL),
-    dataDir: path.resolve(env.DATA_DIR ?? path.join(process.cwd(), 'data')),
+    dataDir: path.resolve(env.DATA_DIR ?? path.join(repositoryRoot, 'data')),
     validateResponses: environment !== 'production',
     exposeInternalErrors: environment !== 'production',
   };
