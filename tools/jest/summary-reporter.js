@@ -6,7 +6,9 @@ class SummaryReporter {
   onRunComplete(_contexts, results) {
     const skipped = results.numPendingTests + results.numTodoTests;
     const failed = results.numFailedTests + results.numRuntimeErrorTestSuites;
-    process.stdout.write(`\njest: ${results.numPassedTests} passed, ${failed} failed, ${skipped} skipped\n`);
+    const line = `jest: ${results.numPassedTests} passed, ${failed} failed, ${skipped} skipped`;
+    // After jest's own summary, so that it is the last line of the run.
+    process.once('exit', () => process.stderr.write(`\n${line}\n`));
   }
 }
 
