@@ -1,4 +1,5 @@
 import type { OperationEntry } from '../../packages/contract/src/operation';
+import { resolveLocalRef } from '../../packages/contract/src/refs';
 import type { OpenApiDocument } from './bundle';
 
 export type { OperationEntry };
@@ -18,18 +19,8 @@ type Operation = {
   'x-field-scopes'?: Record<string, string[]>;
 };
 
-function isRef(value: unknown): value is Ref {
-  return typeof value === 'object' && value !== null && '$ref' in value;
-}
-
-/** Follows a local `#/components/...` reference in the bundled document. */
 function resolve<T>(document: OpenApiDocument, value: T | Ref): T {
-  if (!isRef(value)) return value;
-  const parts = value.$ref.replace(/^#\//, '').split('/');
-  let node: unknown = document;
-  for (const part of parts) node = (node as Record<string, unknown>)[part.replace(/~1/g, '/').replace(/~0/g, '~')];
-  if (node === undefined) throw new Error(`Unresolved reference ${value.$ref}`);
-  return resolve(document, node as T | Ref);
+  return resolveLocalRef<T>(document, value);
 }
 
 function authOf(security: Record<string, string[]>[] | undefined): OperationEntry['auth'] {

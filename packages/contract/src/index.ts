@@ -4,6 +4,7 @@ export type { components, operations, paths, webhooks } from './generated/openap
 export { operationIds, operationTable } from './generated/operations';
 export type { OperationId } from './generated/operations';
 export type { OperationEntry } from './operation';
+export { type JsonNode, resolveLocalRef } from './refs';
 
 /** Absolute path of the bundled OpenAPI document (generated from spec/). */
 export const bundledSpecPath = path.join(__dirname, '..', 'openapi.json');

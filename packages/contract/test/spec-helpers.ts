@@ -3,6 +3,7 @@ import path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { bundledSpecPath } from '../src';
+import { resolveLocalRef } from '../src/refs';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
@@ -18,16 +19,9 @@ export function isObject(value: Json | undefined): value is JsonObject {
 
 /** Follows `#/components/...` references until a non-reference node. */
 export function resolve(node: Json | undefined): JsonObject {
-  let current = node;
-  for (let hops = 0; isObject(current) && typeof current.$ref === 'string'; hops += 1) {
-    if (hops > 20) throw new Error('reference loop');
-    current = current.$ref
-      .replace(/^#\//, '')
-      .split('/')
-      .reduce<Json | undefined>((at, key) => (isObject(at) ? at[key.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined), spec);
-  }
-  if (!isObject(current)) throw new Error(`not an object: ${JSON.stringify(node)}`);
-  return current;
+  const resolved = resolveLocalRef<Json>(spec, node);
+  if (!isObject(resolved)) throw new Error(`not an object: ${JSON.stringify(node)}`);
+  return resolved;
 }
 
 export interface SpecOperation {

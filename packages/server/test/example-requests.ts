@@ -1,19 +1,10 @@
 import fs from 'node:fs';
-import { bundledSpecPath, type OperationEntry } from '@svc/contract';
+import { bundledSpecPath, type OperationEntry, resolveLocalRef } from '@svc/contract';
 
 type Node = Record<string, unknown>;
 const spec = JSON.parse(fs.readFileSync(bundledSpecPath, 'utf8')) as Node;
 
-function resolve(node: unknown): Node {
-  let current = node as Node;
-  while (current && typeof current.$ref === 'string') {
-    current = (current.$ref as string)
-      .slice(2)
-      .split('/')
-      .reduce<Node>((at, key) => at[key.replace(/~1/g, '/')] as Node, spec);
-  }
-  return current;
-}
+const resolve = (node: unknown): Node => resolveLocalRef<Node>(spec, node);
 
 export interface ExampleRequest {
   url: string;
