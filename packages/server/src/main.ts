@@ -2,11 +2,13 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import { loadConfig } from './config';
 import { createDatabase, describeDatabase } from './db/connection';
+import { migrateToLatest } from './db/migrate';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const database = createDatabase(config);
-  await database.raw('select 1');
+  const applied = await migrateToLatest(database);
+  if (applied.length > 0) console.log(`Database   migrated: ${applied.join(', ')}`);
   const app = createApp({ config });
   const server = app.listen(config.port, () => {
     const { port } = server.address() as AddressInfo;

@@ -1,0 +1,5 @@
+import type { Knex } from 'knex';
+import * as platform from './001_platform';
+
+/** Every migration in order. Listed in code (not read from disk) so tsx, jest and builds agree. */
+export const migrations: ReadonlyArray<{ name: string; migration: Knex.Migration }> = [{ name: '001_platform', migration: platform }];

@@ -1,0 +1,61 @@
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import knex, { type Knex } from 'knex';
+import { createDatabase } from '../../src/db/connection';
+
+export interface TestDatabase {
+  name: 'sqlite' | 'postgres';
+  open(): Promise<Knex>;
+  close(): Promise<void>;
+}
+
+/**
+ * The databases a suite runs against: SQLite always; PostgreSQL too when TEST_DATABASE_URL is set
+ * (CI sets it). Each suite gets its own SQLite file or PostgreSQL schema, dropped afterwards.
+ */
+export function testDatabases(): TestDatabase[] {
+  const databases: TestDatabase[] = [sqlite()];
+  const url = process.env.TEST_DATABASE_URL;
+  if (url) databases.push(postgres(url));
+  else if (process.env.REQUIRE_POSTGRES === '1') throw new Error('REQUIRE_POSTGRES=1 but TEST_DATABASE_URL is not set');
+  return databases;
+}
+
+function sqlite(): TestDatabase {
+  let dir = '';
+  let database: Knex | undefined;
+  return {
+    name: 'sqlite',
+    async open() {
+      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
+      database = createDatabase({ databaseUrl: undefined, dataDir: dir });
+      return database;
+    },
+    async close() {
+      await database?.destroy();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function postgres(url: string): TestDatabase {
+  const schema = `test_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+  let admin: Knex | undefined;
+  let database: Knex | undefined;
+  return {
+    name: 'postgres',
+    async open() {
+      admin = knex({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
+      await admin.raw('create schema ??', [schema]);
+      database = createDatabase({ databaseUrl: url, dataDir: '' }, { pgSchema: schema });
+      return database;
+    },
+    async close() {
+      await database?.destroy();
+      await admin?.raw('drop schema if exists ?? cascade', [schema]);
+      await admin?.destroy();
+    },
+  };
+}
