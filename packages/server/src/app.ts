@@ -62,10 +62,12 @@ export function createApp({ config, handlers = generatedHandlers }: AppOptions):
   app.use(operationRouter(handlers));
   app.use((_req: Request, _res: Response, next: NextFunction) => next(new ApiError('NOT_FOUND', 'No such endpoint.')));
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const apiError = toApiError(error, surfaceOf(req), config.exposeInternalErrors);
+    const surface = surfaceOf(req);
+    const apiError = toApiError(error, surface, config.exposeInternalErrors);
     const requestId = requestIdOf(res);
     if (apiError.code === 'INTERNAL') console.error(`[${requestId}] ${req.method} ${req.originalUrl}:`, error);
     if (res.headersSent) return void res.end();
+    if (surface === 'oauth') res.set('Cache-Control', 'no-store'); // RFC 6749 §5.2: token errors are not cached
     res.status(apiError.status).set(apiError.headers).json(errorBody(apiError, requestId));
   });
   return app;

@@ -114,6 +114,24 @@ describe('errors in the interface format', () => {
     expectError(response, 400, 'INVALID_REQUEST');
   });
 
+  it('at the token endpoint, an unknown grant_type is INVALID_GRANT_TYPE', async () => {
+    const response = await request(app).post('/oauth/token').type('form').send('grant_type=client_credentials');
+    expectError(response, 400, 'INVALID_GRANT_TYPE');
+    expect(response.headers['cache-control']).toBe('no-store');
+  });
+
+  it.each([
+    ['a code without the svc_c_ prefix', { grant_type: 'authorization_code', code: 'abc_c_123', redirect_uri: 'https://app.example.com/cb', code_verifier: 'v'.repeat(43) }],
+    ['a refresh token without the svc_rt_ prefix', { grant_type: 'refresh_token', refresh_token: 'svc_at_abcdefgh' }],
+  ])('at the token endpoint, %s is INVALID_GRANT', async (_case, body) => {
+    expectError(await request(app).post('/oauth/token').send(body), 400, 'INVALID_GRANT');
+  });
+
+  it('at the token endpoint, a verifier shorter than 43 characters is INVALID_REQUEST', async () => {
+    const body = { grant_type: 'authorization_code', code: 'svc_c_abc', redirect_uri: 'https://app.example.com/cb', code_verifier: 'v'.repeat(42) };
+    expectError(await request(app).post('/oauth/token').send(body), 400, 'INVALID_REQUEST');
+  });
+
   it('every response carries a fresh request id', async () => {
     const [a, b] = await Promise.all([request(app).get('/nope'), request(app).get('/nope')]);
     expect(a!.headers['x-request-id']).toMatch(UUID);

@@ -56,9 +56,27 @@ const isUnknownField = (p: ValidatorProblem) =>
 const isMissingHeader = (name: string) => (p: ValidatorProblem) =>
   p.path?.toLowerCase() === `/headers/${name}` && /^required\./.test(p.errorCode ?? '');
 
+const isBodyField = (field: string) => (p: ValidatorProblem) => p.path === `/body/${field}`;
+const hasWrongPrefix = (p: ValidatorProblem) =>
+  (isBodyField('code')(p) || isBodyField('refresh_token')(p)) && /^(pattern|minLength)\./.test(p.errorCode ?? '');
+
+/**
+ * OAuth endpoints: credentials or unknown keys in the body are INVALID_REQUEST; an unknown
+ * grant_type is INVALID_GRANT_TYPE and a code or refresh token of the wrong form INVALID_GRANT,
+ * as the interface's OAuth codes say; anything else malformed is INVALID_REQUEST.
+ */
+function classifyOAuthProblems(problems: ValidatorProblem[], details: ErrorDetail[]): ApiError {
+  if (problems.some(isUnknownField)) return new ApiError('INVALID_REQUEST', 'The body has a key this endpoint does not take.', { details });
+  if (problems.some((p) => isBodyField('grant_type')(p) && /^enum\./.test(p.errorCode ?? ''))) {
+    return new ApiError('INVALID_GRANT_TYPE', 'grant_type must be authorization_code or refresh_token.', { details });
+  }
+  if (problems.some(hasWrongPrefix)) return new ApiError('INVALID_GRANT', 'The code or refresh token is not of the expected form.', { details });
+  return new ApiError('INVALID_REQUEST', 'The request is not valid.', { details });
+}
+
 function classifyRequestProblems(problems: ValidatorProblem[], surface: ErrorSurface): ApiError {
   const details = problems.slice(0, MAX_DETAILS).map(toDetail);
-  if (surface === 'oauth') return new ApiError('INVALID_REQUEST', 'The request is not valid.', { details });
+  if (surface === 'oauth') return classifyOAuthProblems(problems, details);
   if (problems.some(isMissingHeader('idempotency-key'))) {
     return new ApiError('IDEMPOTENCY_KEY_REQUIRED', 'This request needs an Idempotency-Key header.');
   }
