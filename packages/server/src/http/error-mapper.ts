@@ -18,7 +18,7 @@ interface BodyParserError {
   status?: number;
 }
 
-/** Which rules to apply: OAuth endpoints report every malformed request as INVALID_REQUEST. */
+/** Which rules to apply: the store API and the OAuth endpoints name validation failures differently. */
 export type ErrorSurface = 'store' | 'oauth';
 
 const MAX_DETAILS = 50;
