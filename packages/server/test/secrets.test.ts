@@ -52,5 +52,7 @@ describe('store-owner passwords', () => {
     expect(await verifyPassword('correct horse', first)).toBe(true);
     expect(await verifyPassword('correct horsE', first)).toBe(false);
     expect(await verifyPassword('correct horse', 'md5$abc')).toBe(false);
+    const [, , r, p, salt, key] = first.split('$');
+    for (const n of ['abc', '1073741824', '1000']) expect(await verifyPassword('correct horse', ['scrypt', n, r, p, salt, key].join('$'))).toBe(false);
   });
 });

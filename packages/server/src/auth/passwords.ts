@@ -5,12 +5,20 @@ import { safeEqual } from './secrets';
 const PARAMETERS = { N: 2 ** 15, r: 8, p: 1 } as const;
 const KEY_BYTES = 32;
 
-function scrypt(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
+type Parameters = { N: number; r: number; p: number };
+
+function scrypt(password: string, salt: Buffer, { N, r, p }: Parameters): Promise<Buffer> {
+  const options: ScryptOptions = { N, r, p, maxmem: 256 * N * r };
   return new Promise((resolve, reject) => {
-    scryptCallback(password.normalize('NFKC'), salt, KEY_BYTES, { ...options, maxmem: 128 * options.N! * options.r! * 2 }, (error, key) =>
-      error ? reject(error) : resolve(key),
-    );
+    scryptCallback(password.normalize('NFKC'), salt, KEY_BYTES, options, (error, key) => (error ? reject(error) : resolve(key)));
   });
+}
+
+/** Parameters read back from a stored hash, refused when they are not ones this code could have written. */
+function storedParameters(n: string, r: string, p: string): Parameters | undefined {
+  const [N, rr, pp] = [Number(n), Number(r), Number(p)];
+  const valid = Number.isInteger(Math.log2(N)) && N >= 2 ** 14 && N <= 2 ** 20 && rr >= 1 && rr <= 32 && pp >= 1 && pp <= 16;
+  return valid && Number.isInteger(rr) && Number.isInteger(pp) ? { N, r: rr, p: pp } : undefined;
 }
 
 /** `scrypt$N$r$p$salt$key`, base64url parts: the parameters travel with the hash so they can rise later. */
@@ -21,8 +29,9 @@ export async function hashPassword(password: string): Promise<string> {
 }
 
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const [scheme, n, r, p, salt, key] = stored.split('$');
-  if (scheme !== 'scrypt' || !n || !r || !p || !salt || !key) return false;
-  const derived = await scrypt(password, Buffer.from(salt, 'base64url'), { N: Number(n), r: Number(r), p: Number(p) });
+  const [scheme, n = '', r = '', p = '', salt, key] = stored.split('$');
+  const parameters = storedParameters(n, r, p);
+  if (scheme !== 'scrypt' || !parameters || !salt || !key) return false;
+  const derived = await scrypt(password, Buffer.from(salt, 'base64url'), parameters);
   return safeEqual(derived.toString('base64url'), key);
 }
