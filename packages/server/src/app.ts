@@ -4,20 +4,22 @@ import { bundledSpecPath } from '@svc/contract';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { Config } from './config';
+import { dashboardRouter } from './dashboard/router';
 import type { Handlers } from './generated/handlers';
 import { handlers as generatedHandlers } from './generated/registry';
+import { BODY_BYTES } from './http/body-limit';
 import { type ErrorSurface, errorBody, toApiError } from './http/error-mapper';
 import { ApiError } from './http/errors';
 import { assignRequestId, requestIdOf } from './http/request-context';
 import { operationRouter } from './http/router';
+import type { Services } from './services';
 
-/** `bodyBytes`, the published body size limit, for the store API and the OAuth endpoints alike. */
-export const BODY_BYTES = 65536;
 
 export const docsSiteDir = path.resolve(__dirname, '..', '..', '..', 'docs', 'site');
 
 export interface AppOptions {
   config: Pick<Config, 'validateResponses' | 'exposeInternalErrors'>;
+  services: Services;
   handlers?: Handlers;
 }
 
@@ -37,7 +39,7 @@ function docsSite(): express.RequestHandler {
 }
 
 /** The Express app: request id, body limits, spec validation, the operation router, one error mapper. */
-export function createApp({ config, handlers = generatedHandlers }: AppOptions): Express {
+export function createApp({ config, services, handlers = generatedHandlers }: AppOptions): Express {
   const app = express();
   app.set('query parser', 'extended');
   app.set('etag', false);
@@ -45,6 +47,7 @@ export function createApp({ config, handlers = generatedHandlers }: AppOptions):
 
   app.use(assignRequestId);
   app.use('/docs', docsSite());
+  app.use('/dashboard', dashboardRouter(services));
   app.use(express.json({ limit: BODY_BYTES, type: ['application/json', 'application/*+json'] }));
   app.use('/oauth', express.urlencoded({ extended: false, limit: BODY_BYTES, parameterLimit: 100 }));
   app.use(
@@ -59,7 +62,7 @@ export function createApp({ config, handlers = generatedHandlers }: AppOptions):
       ignorePaths: /^\/docs(\/|$)/,
     }),
   );
-  app.use(operationRouter(handlers));
+  app.use(operationRouter(handlers, services));
   app.use((_req: Request, _res: Response, next: NextFunction) => next(new ApiError('NOT_FOUND', 'No such endpoint.')));
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const surface = surfaceOf(req);
@@ -68,7 +71,15 @@ export function createApp({ config, handlers = generatedHandlers }: AppOptions):
     if (apiError.code === 'INTERNAL') console.error(`[${requestId}] ${req.method} ${req.originalUrl}:`, error);
     if (res.headersSent) return void res.end();
     if (surface === 'oauth') res.set('Cache-Control', 'no-store'); // RFC 6749 §5.2: token errors are not cached
-    res.status(apiError.status).set(apiError.headers).json(errorBody(apiError, requestId));
+    res.status(apiError.status);
+    for (const [name, value] of Object.entries(apiError.headers)) {
+      try {
+        res.set(name, value);
+      } catch (headerError) {
+        console.error(`[${requestId}] dropped the ${name} header of a ${apiError.code} answer:`, headerError); // never lose the error itself
+      }
+    }
+    res.json(errorBody(apiError, requestId));
   });
   return app;
 }

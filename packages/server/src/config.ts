@@ -15,6 +15,8 @@ export interface Config {
   readonly validateResponses: boolean;
   /** Whether INTERNAL errors carry the underlying message (never in production). */
   readonly exposeInternalErrors: boolean;
+  /** Requests per `quotaProofMs` (5 s) window: per installation on the store API, per client on /oauth. */
+  readonly rateLimits: { readonly perInstallation: number; readonly perClient: number };
 }
 
 function environmentOf(value: string | undefined): Environment {
@@ -35,6 +37,13 @@ function databaseUrlOf(value: string | undefined): string | undefined {
   return value;
 }
 
+function positiveIntegerOf(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1) throw new Error(`${name} must be a positive integer, not "${value}"`);
+  return number;
+}
+
 /** Reads the configuration from the environment; every setting has a default. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const environment = environmentOf(env.NODE_ENV);
@@ -45,5 +54,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(env.DATA_DIR ?? path.join(repositoryRoot, 'data')),
     validateResponses: environment !== 'production',
     exposeInternalErrors: environment !== 'production',
+    rateLimits: {
+      perInstallation: positiveIntegerOf('RATE_LIMIT_PER_INSTALLATION', env.RATE_LIMIT_PER_INSTALLATION, 100),
+      perClient: positiveIntegerOf('RATE_LIMIT_PER_CLIENT', env.RATE_LIMIT_PER_CLIENT, 60),
+    },
   };
 }

@@ -5,10 +5,17 @@ import type { Server } from 'node:http';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import request from 'supertest';
+import knex from 'knex';
 import { createApp, docsSiteDir } from '../src/app';
+import { ManualClock } from '../src/clock';
+import { createServices } from '../src/services';
 
 const indexFile = path.join(docsSiteDir, 'index.html');
-const app = createApp({ config: { validateResponses: true, exposeInternalErrors: true } });
+// The docs site needs no database: an in-memory SQLite that is never queried.
+const db = knex({ client: 'sqlite3', connection: { filename: ':memory:' }, useNullAsDefault: true });
+const services = createServices({ db, clock: new ManualClock(), rateLimits: { perInstallation: 1, perClient: 1 } });
+const app = createApp({ config: { validateResponses: true, exposeInternalErrors: true }, services });
+afterAll(() => db.destroy());
 
 describe('the docs site', () => {
   it('is built (by install, `pnpm docs` or `pnpm generate`) and loads nothing from the network', () => {

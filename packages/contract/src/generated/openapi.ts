@@ -4576,7 +4576,7 @@ export type components = {
          *       "grant_type": "authorization_code",
          *       "code": "svc_c_Qm7xT2pL9vR4kW8nZ1cH5bJ3dG6fS0aY2eU7iO4rX9tM1q_k3Zp",
          *       "redirect_uri": "https://app.example.com/oauth/callback",
-         *       "code_verifier": "dBjftJeZ4CVP-mJ92K9qUSjIpFNfb6Rab1VENrLSR5s"
+         *       "code_verifier": "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
          *     }
          */
         TokenRequest: {
@@ -5081,7 +5081,7 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The client's rate limit on the OAuth endpoints (a token bucket per `client_id`) is spent for this window. */
+        /** @description The client's rate limit on the OAuth endpoints (a quota per `client_id` per 5-second window) is spent. */
         OAuthTooManyRequests: {
             headers: {
                 /**
@@ -5091,7 +5091,7 @@ export type components = {
                 RateLimit?: string;
                 /**
                  * @description The quota policy: `"client";q=<requests>;w=<window seconds>`.
-                 * @example "client";q=20;w=5
+                 * @example "client";q=60;w=5
                  */
                 "RateLimit-Policy"?: string;
                 "Retry-After": components["headers"]["Retry-After"];
@@ -5382,7 +5382,7 @@ export type components = {
         RateLimit: string;
         /**
          * @description The quota policy: `"installation";q=<requests>;w=<window seconds>`.
-         * @example "installation";q=50;w=5
+         * @example "installation";q=100;w=5
          */
         "RateLimit-Policy": string;
         /**

@@ -66,7 +66,13 @@ const hasWrongPrefix = (p: ValidatorProblem) =>
  * as the interface's OAuth codes say; anything else malformed is INVALID_REQUEST.
  */
 function classifyOAuthProblems(problems: ValidatorProblem[], details: ErrorDetail[]): ApiError {
-  if (problems.some(isUnknownField)) return new ApiError('INVALID_REQUEST', 'The body has a key this endpoint does not take.', { details });
+  if (problems.some(isUnknownField)) return new ApiError('INVALID_REQUEST', 'The request has a parameter or body key this endpoint does not take.', { details });
+  // Authorize checks the closed parameter set (missing, repeated: a query value that is not a string)
+  // before response_type, and response_type before the other formats.
+  const setBroken = problems.some((p) => p.path?.startsWith('/query/') && /^(required|type)\./.test(p.errorCode ?? ''));
+  if (!setBroken && problems.some((p) => p.path === '/query/response_type' && /^enum\./.test(p.errorCode ?? ''))) {
+    return new ApiError('UNSUPPORTED_RESPONSE_TYPE', 'response_type must be code: only the authorization-code flow is supported.', { details });
+  }
   if (problems.some((p) => isBodyField('grant_type')(p) && /^enum\./.test(p.errorCode ?? ''))) {
     return new ApiError('INVALID_GRANT_TYPE', 'grant_type must be authorization_code or refresh_token.', { details });
   }

@@ -1,5 +1,8 @@
 import type { OperationEntry, OperationId, operations } from '@svc/contract';
 import type { components } from '@svc/contract';
+import type { Principal } from '../auth/bearer';
+import type { App } from '../platform/apps';
+import type { Services } from '../services';
 import { ApiError } from './errors';
 
 type Operation<K extends OperationId> = operations[K];
@@ -44,6 +47,12 @@ export interface HandlerContext<K extends OperationId> {
   readonly headers: Readonly<Record<string, string | undefined>>;
   /** Who executed the request, once a bearer token was resolved (absent on OAuth endpoints). */
   readonly execution?: Execution;
+  /** The access token's app, installation and store (store API operations). */
+  readonly principal?: Principal;
+  /** The client authenticated by HTTP Basic (OAuth operations with client authentication). */
+  readonly client?: App;
+  /** The domain: database, clock, rate limiter. */
+  readonly services: Services;
 }
 
 export type Handler<K extends OperationId> = (context: HandlerContext<K>) => Promise<HandlerResult<K>>;
@@ -53,4 +62,16 @@ export function notImplemented<K extends OperationId>(operationId: K): Handler<K
   return async () => {
     throw new ApiError('NOT_IMPLEMENTED', `The operation ${operationId} is not implemented yet.`);
   };
+}
+
+/** The client of an operation with client authentication (the router authenticated it before the handler ran). */
+export function clientOf<K extends OperationId>(context: HandlerContext<K>): App {
+  if (!context.client) throw new Error(`${context.operation.operationId} ran without an authenticated client`);
+  return context.client;
+}
+
+/** The principal of a store API operation (the router resolved the bearer token before the handler ran). */
+export function principalOf<K extends OperationId>(context: HandlerContext<K>): Principal {
+  if (!context.principal) throw new Error(`${context.operation.operationId} ran without a bearer token`);
+  return context.principal;
 }

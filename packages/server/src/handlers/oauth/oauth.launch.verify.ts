@@ -1,4 +1,12 @@
-import { notImplemented } from '../../http/handler';
+import { type Handler, clientOf } from '../../http/handler';
+import { verifyLaunch } from '../../oauth/launch';
+import { NO_STORE } from './oauth.token';
 
-/** `oauth.launch.verify`: POST /oauth/launch/verify. Not built yet: answers 501 NOT_IMPLEMENTED. */
-export default notImplemented('oauth.launch.verify');
+/** `oauth.launch.verify`: POST /oauth/launch/verify with `{launch_url}`. */
+const oauthLaunchVerify: Handler<'oauth.launch.verify'> = async (context) => ({
+  status: 200,
+  body: await verifyLaunch(context.services, clientOf(context).id, context.body.launch_url),
+  headers: NO_STORE,
+});
+
+export default oauthLaunchVerify;

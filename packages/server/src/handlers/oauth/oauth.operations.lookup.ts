@@ -1,4 +1,12 @@
-import { notImplemented } from '../../http/handler';
+import { type Handler, clientOf } from '../../http/handler';
+import { type TokenRequestBody, lookupOperation } from '../../oauth/operations';
+import { NO_STORE } from './oauth.token';
 
-/** `oauth.operations.lookup`: POST /oauth/operations/lookup. Not built yet: answers 501 NOT_IMPLEMENTED. */
-export default notImplemented('oauth.operations.lookup');
+/** `oauth.operations.lookup`: POST /oauth/operations/lookup, with the body of the lost token request. */
+const oauthOperationsLookup: Handler<'oauth.operations.lookup'> = async (context) => ({
+  status: 200,
+  body: await lookupOperation(context.services, clientOf(context).id, context.body as TokenRequestBody),
+  headers: NO_STORE,
+});
+
+export default oauthOperationsLookup;

@@ -1,4 +1,12 @@
-import { notImplemented } from '../../http/handler';
+import { type Handler, clientOf } from '../../http/handler';
+import { operationStatus } from '../../oauth/operations';
+import { NO_STORE } from './oauth.token';
 
-/** `oauth.operations.status`: POST /oauth/operations/status. Not built yet: answers 501 NOT_IMPLEMENTED. */
-export default notImplemented('oauth.operations.status');
+/** `oauth.operations.status`: POST /oauth/operations/status with `{operation_id}`. */
+const oauthOperationsStatus: Handler<'oauth.operations.status'> = async (context) => ({
+  status: 200,
+  body: await operationStatus(context.services, clientOf(context).id, context.body.operation_id),
+  headers: NO_STORE,
+});
+
+export default oauthOperationsStatus;

@@ -1,4 +1,15 @@
-import { notImplemented } from '../../http/handler';
+import { type Handler, clientOf } from '../../http/handler';
+import type { TokenRequestBody } from '../../oauth/operations';
+import { requestTokens } from '../../oauth/token-endpoint';
 
-/** `oauth.token`: POST /oauth/token. Not built yet: answers 501 NOT_IMPLEMENTED. */
-export default notImplemented('oauth.token');
+/** RFC 6749 §5.1: token responses are never cached. */
+export const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
+
+/** `oauth.token`: POST /oauth/token, for the client authenticated by HTTP Basic. */
+const oauthToken: Handler<'oauth.token'> = async (context) => ({
+  status: 200,
+  body: await requestTokens(context.services, clientOf(context).id, context.body as TokenRequestBody),
+  headers: NO_STORE,
+});
+
+export default oauthToken;

@@ -1,0 +1,147 @@
+import type { OperationEntry } from '@svc/contract';
+import { ApiError } from '../http/errors';
+import { fromJsonList } from '../platform/deps';
+import { storeMigrating } from '../platform/stores';
+import { satisfiesAny } from '../oauth/scopes';
+import type { Services } from '../services';
+import { checkSecret } from './secrets';
+
+/** Who a valid access token acts for. */
+export interface Principal {
+  tokenId: string;
+  appId: string;
+  appName: string;
+  appAuthEpoch: number;
+  versionId: string;
+  installationId: string;
+  installedAt: number;
+  generation: number;
+  grantRevision: number;
+  storeId: string;
+  routeEpoch: number;
+  /** The grant's scopes still granted to the installation (a narrowed installation narrows at once). */
+  scopes: ReadonlySet<string>;
+}
+
+interface TokenContextRow {
+  token_id: string;
+  token_store_id: string;
+  expires_at: number;
+  token_revoked_at: number | null;
+  first_used_at: number | null;
+  grant_revoked_at: number | null;
+  grant_generation: number;
+  grant_scopes: string;
+  installation_id: string;
+  installation_status: string;
+  installation_generation: number;
+  installation_scopes: string;
+  installed_at: number;
+  grant_revision: number;
+  version_id: string;
+  app_id: string;
+  app_name: string;
+  auth_epoch: number;
+  routing_state: string;
+  route_epoch: number;
+}
+
+/** RFC 6750 §3: error_description is printable ASCII without quotes or backslashes. */
+const headerText = (text: string) => text.replace(/[^\x20-\x7e]|["\\]/g, '');
+
+const unauthenticated = (message: string, presented: boolean) =>
+  new ApiError('UNAUTHENTICATED', message, {
+    headers: { 'WWW-Authenticate': presented ? `Bearer realm="store-api", error="invalid_token", error_description="${headerText(message)}"` : 'Bearer realm="store-api"' },
+  });
+
+function bearerOf(header: string | undefined): string {
+  const match = /^Bearer +(\S+) *$/i.exec(header ?? '');
+  if (!match) throw unauthenticated('An access token is required: Authorization: Bearer svc_at_…', false);
+  return match[1] as string;
+}
+
+/** One query: the token with its grant, installation, app and store. */
+function loadTokenContext(services: Services, tokenHash: string): Promise<TokenContextRow | undefined> {
+  return services
+    .db('tokens as t')
+    .join('grants as g', 'g.id', 't.grant_id')
+    .join('installations as i', 'i.id', 't.installation_id')
+    .join('apps as a', 'a.id', 'i.app_id')
+    .join('stores as s', 's.id', 't.store_id')
+    .where({ 't.token_hash': tokenHash, 't.kind': 'access' })
+    .first<TokenContextRow | undefined>({
+      token_id: 't.id',
+      token_store_id: 't.store_id',
+      expires_at: 't.expires_at',
+      token_revoked_at: 't.revoked_at',
+      first_used_at: 't.first_used_at',
+      grant_revoked_at: 'g.revoked_at',
+      grant_generation: 'g.generation',
+      grant_scopes: 'g.scopes',
+      installation_id: 'i.id',
+      installation_status: 'i.status',
+      installation_generation: 'i.generation',
+      installation_scopes: 'i.granted_scopes',
+      installed_at: 'i.installed_at',
+      grant_revision: 'i.grant_revision',
+      version_id: 'i.version_id',
+      app_id: 'a.id',
+      app_name: 'a.name',
+      auth_epoch: 'a.auth_epoch',
+      routing_state: 's.routing_state',
+      route_epoch: 's.route_epoch',
+    });
+}
+
+/**
+ * Resolves `Authorization: Bearer` for a store API request: 401 for anything but a live token of the
+ * installation's current generation, 404 STORE_NOT_FOUND for another store's path, 503 while the
+ * store moves. Scopes are checked separately ({@link requireScopes}) so rate limiting comes first.
+ */
+export async function authenticateBearer(services: Services, header: string | undefined, storeId: string): Promise<Principal> {
+  const presented = checkSecret('accessToken', bearerOf(header));
+  if (!presented.ok) throw unauthenticated('The access token is not a store API access token (svc_at_…).', true);
+  const row = await loadTokenContext(services, presented.hash);
+  const now = services.clock.now();
+  if (!row) throw unauthenticated('The access token is unknown.', true);
+  if (row.token_revoked_at !== null || row.grant_revoked_at !== null) throw unauthenticated('The access token was revoked.', true);
+  if (now >= row.expires_at) throw unauthenticated('The access token expired (access tokens live 900 seconds); refresh it.', true);
+  if (row.installation_status !== 'installed' || row.grant_generation !== row.installation_generation) {
+    throw unauthenticated('The access token belongs to an earlier installation of the app.', true);
+  }
+  if (row.token_store_id !== storeId) throw new ApiError('STORE_NOT_FOUND', 'The access token is not bound to this store.');
+  if (row.routing_state === 'migrating') throw storeMigrating();
+  if (row.first_used_at === null) await services.db('tokens').where({ id: row.token_id, first_used_at: null }).update({ first_used_at: now });
+  const installationScopes = new Set(fromJsonList(row.installation_scopes));
+  return {
+    tokenId: row.token_id,
+    appId: row.app_id,
+    appName: row.app_name,
+    appAuthEpoch: row.auth_epoch,
+    versionId: row.version_id,
+    installationId: row.installation_id,
+    installedAt: row.installed_at,
+    generation: row.installation_generation,
+    grantRevision: row.grant_revision,
+    storeId: row.token_store_id,
+    routeEpoch: row.route_epoch,
+    scopes: new Set(fromJsonList(row.grant_scopes).filter((scope) => installationScopes.has(scope))),
+  };
+}
+
+function insufficientScope(needed: readonly string[]): ApiError {
+  return new ApiError('INSUFFICIENT_SCOPE', `This operation needs the scope ${needed.join(' ')}.`, {
+    headers: { 'WWW-Authenticate': `Bearer realm="store-api", error="insufficient_scope", scope="${needed.join(' ')}"` },
+    required_scopes: [...needed],
+  });
+}
+
+/** 403 INSUFFICIENT_SCOPE unless the token holds one of the operation's alternatives, and the scopes of every field sent. */
+export function requireScopes(principal: Principal, entry: OperationEntry, body: unknown): void {
+  if (!satisfiesAny(principal.scopes, entry.scopes)) throw insufficientScope(entry.scopes.flat());
+  const fields = body && typeof body === 'object' ? Object.keys(body) : [];
+  for (const field of fields) {
+    const needed = entry.fieldScopes[field];
+    if (needed && !needed.every((scope) => principal.scopes.has(scope))) throw insufficientScope(needed);
+  }
+}

@@ -1,0 +1,441 @@
+import type { App } from '../platform/apps';
+import {
+  addVersion,
+  findApp,
+  listApps,
+  listClientSecrets,
+  listVersions,
+  registerApp,
+  revokeClientSecret,
+  rotateClientSecret,
+} from '../platform/apps';
+import type { Deps } from '../platform/deps';
+import { listInstallations, uninstall } from '../platform/installations';
+import type { Store } from '../platform/stores';
+import { PlatformError, createStore, endStoreMigration, findOwnerByEmail, listStores, startStoreMigration } from '../platform/stores';
+import {
+  type Report,
+  appJson,
+  installationJson,
+  instantCell,
+  keyValues,
+  listCell,
+  ownerJson,
+  secretJson,
+  secretStatus,
+  storeJson,
+  table,
+  versionJson,
+} from './output';
+import { type CommandSpec, type Invocation, type OptionSpec, parseCommandLine, stringValue, stringValues, usageText } from './parse';
+
+export interface CliIo {
+  readonly deps: Deps;
+  readonly out: (line: string) => void;
+  readonly err: (line: string) => void;
+  /** Where `SVC_OWNER_PASSWORD` is read from; `process.env` unless a test gives its own. */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/** A malformed argument found while running (an id that is not a UUID): exit 2 like a parse error. */
+class UsageError extends Error {}
+
+/** What a command's code sees: the injected deps and checked accessors for its arguments. */
+interface Context {
+  readonly deps: Deps;
+  readonly env: NodeJS.ProcessEnv;
+  option(name: string): string | undefined;
+  /** A flag the spec marks required: the parser has already refused a line without it. */
+  required(name: string): string;
+  list(name: string): string[];
+  arg(name: string): string;
+  /** A positional id: checked to be a UUID, so PostgreSQL's uuid columns never see anything else. */
+  id(arg: string): string;
+  optionalId(option: string): string | undefined;
+}
+
+interface Command extends CommandSpec {
+  run(context: Context): Promise<Report>;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function checkUuid(value: string, what: string): string {
+  if (!UUID.test(value)) throw new UsageError(`${what} must be a UUID, not "${value}"`);
+  return value;
+}
+
+function contextFor({ command, args, values }: Invocation<Command>, io: CliIo): Context {
+  const option = (name: string) => stringValue(values, name);
+  const arg = (name: string) => {
+    const value = args[name];
+    // The parser supplies every declared argument, so this is a mistake in COMMANDS.
+    if (value === undefined) throw new Error(`svc ${command.words.join(' ')} declares no argument <${name}>`);
+    return value;
+  };
+  return {
+    deps: io.deps,
+    env: io.env ?? process.env,
+    option,
+    required(name) {
+      const value = option(name);
+      if (value === undefined) throw new UsageError(`missing --${name}`);
+      return value;
+    },
+    list: (name) => stringValues(values, name),
+    arg,
+    id: (name) => checkUuid(arg(name), `<${name}>`),
+    optionalId(name) {
+      const value = option(name);
+      return value === undefined ? undefined : checkUuid(value, `--${name}`);
+    },
+  };
+}
+
+const text = (placeholder: string, extra: Omit<OptionSpec, 'type' | 'placeholder'> = {}): OptionSpec => ({ type: 'string', placeholder, ...extra });
+
+/** Scope flags take one space-separated argument, the way OAuth writes scope lists. */
+const scopesOf = (value: string | undefined): string[] => (value ?? '').split(/\s+/).filter((scope) => scope !== '');
+
+const SECRET_ARG = 'secretId-or-last-4-chars';
+
+const SHOWN_ONCE = '(shown once: store it now)';
+
+// ---- stores ----
+
+const storeFacts = (store: Store): Array<[string, string]> => [
+  ['store_id', store.id],
+  ['name', store.name],
+  ['domain', store.domain],
+  ['routing_state', store.routing_state],
+  ['route_epoch', String(store.route_epoch)],
+];
+
+const storeReport = (store: Store): Report => ({ json: storeJson(store), lines: keyValues(storeFacts(store)) });
+
+/**
+ * A new owner needs a password; without one, say so plainly rather than let the domain report a
+ * too-short empty password. An existing owner keeps theirs, so none is needed then.
+ */
+async function ownerPassword(context: Context, email: string): Promise<string> {
+  const password = context.option('password') ?? context.env.SVC_OWNER_PASSWORD ?? '';
+  if (password === '' && !(await findOwnerByEmail(context.deps.db, email))) {
+    throw new PlatformError(`${email} has no account yet: give the new owner's password with --password or SVC_OWNER_PASSWORD`);
+  }
+  return password;
+}
+
+async function storeCreate(context: Context): Promise<Report> {
+  const email = context.required('owner-email');
+  const password = await ownerPassword(context, email);
+  const { store, owner, ownerCreated } = await createStore(context.deps, {
+    name: context.required('name'),
+    domain: context.required('domain'),
+    owner: { email, name: context.option('owner-name') ?? '', password },
+  });
+  const account = ownerCreated ? 'new account' : `existing account${password === '' ? '' : '; password unchanged'}`;
+  return {
+    json: { store: storeJson(store), owner: ownerJson(owner), owner_created: ownerCreated },
+    lines: keyValues([...storeFacts(store), ['owner', `${owner.email} (${account})`]]),
+  };
+}
+
+async function storeList(context: Context): Promise<Report> {
+  const stores = await listStores(context.deps.db);
+  return {
+    json: stores.map(storeJson),
+    lines: table(
+      ['ID', 'DOMAIN', 'NAME', 'ROUTING', 'EPOCH', 'CREATED'],
+      stores.map((store) => [store.id, store.domain, store.name, store.routing_state, String(store.route_epoch), instantCell(store.created_at)]),
+    ),
+  };
+}
+
+// ---- apps ----
+
+async function requireApp(context: Context, arg: string): Promise<App> {
+  const appId = context.id(arg);
+  const app = await findApp(context.deps.db, appId);
+  if (!app) throw new PlatformError(`No app ${appId}`);
+  return app;
+}
+
+const appType = (app: App): string => (app.store_id === null ? 'public' : `private to store ${app.store_id}`);
+
+async function appCreate(context: Context): Promise<Report> {
+  const storeId = context.optionalId('store');
+  const { app, clientSecret } = await registerApp(context.deps, { name: context.required('name'), ...(storeId ? { storeId } : {}) });
+  return {
+    json: { app: appJson(app), client_id: app.id, client_secret: clientSecret },
+    lines: keyValues([
+      ['client_id', app.id],
+      ['name', app.name],
+      ['type', appType(app)],
+      ['client_secret', `${clientSecret}  ${SHOWN_ONCE}`],
+    ]),
+  };
+}
+
+async function appList(context: Context): Promise<Report> {
+  const apps = await listApps(context.deps.db);
+  return {
+    json: apps.map(appJson),
+    lines: table(
+      ['CLIENT_ID', 'NAME', 'TYPE', 'AUTH_EPOCH', 'CREATED'],
+      apps.map((app) => [app.id, app.name, appType(app), String(app.auth_epoch), instantCell(app.created_at)]),
+    ),
+  };
+}
+
+async function versionAdd(context: Context): Promise<Report> {
+  const app = await requireApp(context, 'appId');
+  const version = await addVersion(context.deps, app.id, {
+    redirectUrls: context.list('redirect-url'),
+    launchUrl: context.required('launch-url'),
+    requiredScopes: scopesOf(context.option('required-scopes')),
+    optionalScopes: scopesOf(context.option('optional-scopes')),
+  });
+  return {
+    json: versionJson(version),
+    lines: keyValues([
+      ['version_id', version.id],
+      ['number', String(version.number)],
+      ['redirect_urls', listCell(version.redirectUrls)],
+      ['launch_url', version.launchUrl],
+      ['required_scopes', listCell(version.requiredScopes)],
+      ['optional_scopes', listCell(version.optionalScopes)],
+    ]),
+  };
+}
+
+async function versionList(context: Context): Promise<Report> {
+  const app = await requireApp(context, 'appId');
+  const versions = await listVersions(context.deps.db, app.id);
+  return {
+    json: versions.map(versionJson),
+    lines: table(
+      ['NUMBER', 'ID', 'CREATED', 'LAUNCH_URL', 'REDIRECT_URLS', 'REQUIRED_SCOPES', 'OPTIONAL_SCOPES'],
+      versions.map((version) => [
+        String(version.number),
+        version.id,
+        instantCell(version.createdAt),
+        version.launchUrl,
+        listCell(version.redirectUrls),
+        listCell(version.requiredScopes),
+        listCell(version.optionalScopes),
+      ]),
+    ),
+  };
+}
+
+async function secretRotate(context: Context): Promise<Report> {
+  const app = await requireApp(context, 'appId');
+  const { clientSecret, previousValidUntil } = await rotateClientSecret(context.deps, app.id);
+  return {
+    json: { client_id: app.id, client_secret: clientSecret, previous_valid_until: instantCell(previousValidUntil) },
+    lines: keyValues([
+      ['client_id', app.id],
+      ['client_secret', `${clientSecret}  ${SHOWN_ONCE}`],
+      ['previous_valid_until', `${instantCell(previousValidUntil)}  (the previous secret works until then)`],
+    ]),
+  };
+}
+
+async function secretRevoke(context: Context): Promise<Report> {
+  const app = await requireApp(context, 'appId');
+  const idOrHint = context.arg(SECRET_ARG);
+  const secret = await revokeClientSecret(context.deps, app.id, idOrHint);
+  return {
+    json: secretJson(secret, context.deps.clock.now()),
+    lines: keyValues([
+      ['secret_id', secret.id],
+      ['hint', `…${secret.hint}`],
+      ['revoked_at', instantCell(secret.revokedAt)],
+    ]),
+  };
+}
+
+async function secretList(context: Context): Promise<Report> {
+  const app = await requireApp(context, 'appId');
+  const secrets = await listClientSecrets(context.deps.db, app.id);
+  const now = context.deps.clock.now();
+  return {
+    json: secrets.map((secret) => secretJson(secret, now)),
+    lines: table(
+      ['ID', 'HINT', 'STATUS', 'CREATED', 'VALID_UNTIL', 'REVOKED'],
+      secrets.map((secret) => [
+        secret.id,
+        `…${secret.hint}`,
+        secretStatus(secret, now),
+        instantCell(secret.createdAt),
+        instantCell(secret.validUntil),
+        instantCell(secret.revokedAt),
+      ]),
+    ),
+  };
+}
+
+// ---- installations ----
+
+async function installationList(context: Context): Promise<Report> {
+  const storeId = context.optionalId('store');
+  const appId = context.optionalId('app');
+  const installations = await listInstallations(context.deps.db, { ...(storeId ? { storeId } : {}), ...(appId ? { appId } : {}) });
+  return {
+    json: installations.map(installationJson),
+    lines: table(
+      ['ID', 'STORE', 'APP', 'STATUS', 'GEN', 'INSTALLED', 'UNINSTALLED', 'SCOPES'],
+      installations.map((installation) => [
+        installation.id,
+        installation.storeId,
+        installation.appId,
+        installation.status,
+        String(installation.generation),
+        instantCell(installation.installedAt),
+        instantCell(installation.uninstalledAt),
+        listCell(installation.scopes),
+      ]),
+    ),
+  };
+}
+
+async function installationUninstall(context: Context): Promise<Report> {
+  const installation = await uninstall(context.deps, context.id('installationId'));
+  return {
+    json: installationJson(installation),
+    lines: keyValues([
+      ['installation_id', installation.id],
+      ['status', installation.status],
+      ['uninstalled_at', instantCell(installation.uninstalledAt)],
+      ['note', 'every token of the installation is revoked; app.uninstalled is queued for the app'],
+    ]),
+  };
+}
+
+/** Every command, in the order the usage lists them. */
+export const COMMANDS: readonly Command[] = [
+  {
+    words: ['store', 'create'],
+    args: [],
+    options: {
+      name: text('<name>', { required: true }),
+      domain: text('<domain>', { required: true }),
+      'owner-email': text('<email>', { required: true }),
+      'owner-name': text('<name>'),
+      password: text('<password>'),
+    },
+    description: "Create a store, and its owner if the e-mail is new (the new owner's password: SVC_OWNER_PASSWORD, or --password, which shell history keeps).",
+    run: storeCreate,
+  },
+  { words: ['store', 'list'], args: [], options: {}, description: 'List the stores.', run: storeList },
+  {
+    words: ['store', 'migration', 'start'],
+    args: ['storeId'],
+    options: {},
+    description: 'Start moving a store: its store API answers 503 STORE_MIGRATING until the move ends.',
+    run: async (context) => storeReport(await startStoreMigration(context.deps, context.id('storeId'))),
+  },
+  {
+    words: ['store', 'migration', 'end'],
+    args: ['storeId'],
+    options: {},
+    description: 'End the move: the store answers again under a new route_epoch.',
+    run: async (context) => storeReport(await endStoreMigration(context.deps, context.id('storeId'))),
+  },
+  {
+    words: ['app', 'create'],
+    args: [],
+    options: { name: text('<name>', { required: true }), store: text('<storeId>') },
+    description: 'Register an app (private to one store with --store); prints its client secret once.',
+    run: appCreate,
+  },
+  { words: ['app', 'list'], args: [], options: {}, description: 'List the apps.', run: appList },
+  {
+    words: ['app', 'version', 'add'],
+    args: ['appId'],
+    options: {
+      'redirect-url': text('<url>', { required: true, multiple: true }),
+      'launch-url': text('<url>', { required: true }),
+      'required-scopes': text('"<scope> ..."', { required: true }),
+      'optional-scopes': text('"<scope> ..."'),
+    },
+    description: 'Add a version to an app: its redirect URLs, launch URL and scopes (space-separated).',
+    run: versionAdd,
+  },
+  { words: ['app', 'versions'], args: ['appId'], options: {}, description: "List an app's versions.", run: versionList },
+  {
+    words: ['app', 'secret', 'rotate'],
+    args: ['appId'],
+    options: {},
+    description: 'Issue a new client secret (printed once); the previous one keeps working for 24 hours.',
+    run: secretRotate,
+  },
+  {
+    words: ['app', 'secret', 'revoke'],
+    args: ['appId', SECRET_ARG],
+    options: {},
+    description: 'Revoke a client secret at once, given its id or its last 4 characters.',
+    run: secretRevoke,
+  },
+  {
+    words: ['app', 'secret', 'list'],
+    args: ['appId'],
+    options: {},
+    description: "List an app's client secrets: id, last 4 characters, status (never the secrets themselves).",
+    run: secretList,
+  },
+  {
+    words: ['installation', 'list'],
+    args: [],
+    options: { store: text('<storeId>'), app: text('<appId>') },
+    description: 'List installations, optionally of one store or one app.',
+    run: installationList,
+  },
+  {
+    words: ['installation', 'uninstall'],
+    args: ['installationId'],
+    options: {},
+    description: 'Uninstall: revokes every token and queues app.uninstalled for the app.',
+    run: installationUninstall,
+  },
+];
+
+function usageError(io: CliIo, message: string, commands: readonly CommandSpec[]): number {
+  io.err(`svc: ${message}`);
+  usageText(commands).forEach((line) => io.err(line));
+  return 2;
+}
+
+function print(report: Report, json: boolean, out: (line: string) => void): void {
+  if (json) out(JSON.stringify(report.json, null, 2));
+  else report.lines.forEach((line) => out(line));
+}
+
+/** Runs one command; expected failures (PlatformError) become `error: ...` and exit 1, bugs propagate. */
+async function execute(invocation: Invocation<Command>, io: CliIo): Promise<number> {
+  try {
+    print(await invocation.command.run(contextFor(invocation, io)), invocation.json, io.out);
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) return usageError(io, error.message, [invocation.command]);
+    if (error instanceof PlatformError) {
+      io.err(`error: ${error.message}`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+/** The admin CLI: runs one command line and returns the exit code (0 ok, 1 command failed, 2 usage error). */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  const parsed = parseCommandLine(argv, COMMANDS);
+  switch (parsed.kind) {
+    case 'help':
+      usageText(parsed.commands).forEach((line) => io.out(line));
+      return 0;
+    case 'usage-error':
+      return usageError(io, parsed.message, parsed.commands);
+    case 'run':
+      return execute(parsed.invocation, io);
+  }
+}

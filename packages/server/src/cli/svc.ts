@@ -1,0 +1,38 @@
+import { systemClock } from '../clock';
+import { loadConfig } from '../config';
+import { createDatabase } from '../db/connection';
+import { migrateToLatest } from '../db/migrate';
+import { runCli } from './commands';
+
+/** `svc ...`: the admin CLI against the configured database (DATABASE_URL, or SQLite under DATA_DIR). */
+async function main(): Promise<number> {
+  const config = loadConfig();
+  const db = createDatabase(config);
+  try {
+    await migrateToLatest(db);
+    return await runCli(process.argv.slice(2), {
+      deps: { db, clock: systemClock },
+      out: (line) => process.stdout.write(`${line}\n`),
+      err: (line) => process.stderr.write(`${line}\n`),
+    });
+  } finally {
+    await db.destroy();
+  }
+}
+
+if (require.main === module) {
+  // `svc app list | head -1` closes the pipe early: that is the reader's choice, not a failure.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
+  // exitCode rather than process.exit: stdout, when a pipe, is flushed before the process ends.
+  main().then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`svc: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,39 @@
+import { randomUUID } from 'node:crypto';
+import { toIso } from '../clock';
+import type { Db } from './deps';
+
+/** The interface date version every event envelope carries. */
+export const API_VERSION = '2026-10-15';
+
+export interface DomainEvent {
+  type: string;
+  storeId: string;
+  installationId?: string | null;
+  occurredAt: number;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Writes an event to the outbox in the caller's transaction, so the event exists exactly when the
+ * change it describes does. The stored payload is the webhook envelope; delivery reads it later.
+ */
+export async function recordEvent(db: Db, event: DomainEvent): Promise<string> {
+  const id = randomUUID();
+  const payload = {
+    id,
+    type: event.type,
+    api_version: API_VERSION,
+    store_id: event.storeId,
+    occurred_at: toIso(event.occurredAt),
+    data: event.data,
+  };
+  await db('outbox_events').insert({
+    id,
+    store_id: event.storeId,
+    installation_id: event.installationId ?? null,
+    type: event.type,
+    payload: JSON.stringify(payload),
+    occurred_at: event.occurredAt,
+  });
+  return id;
+}

@@ -1,0 +1,122 @@
+import type { Express } from 'express';
+import type { Knex } from 'knex';
+import { createApp } from '../../src/app';
+import { ManualClock } from '../../src/clock';
+import { migrateToLatest } from '../../src/db/migrate';
+import { validateAuthorization } from '../../src/oauth/authorize';
+import { answerConsent, rememberAuthorization } from '../../src/oauth/consent';
+import { s256 } from '../../src/oauth/pkce';
+import { ALL_SCOPES } from '../../src/oauth/scopes';
+import { type TokenResponse, requestTokens } from '../../src/oauth/token-endpoint';
+import { type App, type AppVersion, addVersion, registerApp } from '../../src/platform/apps';
+import { type Store, type StoreOwner, createStore } from '../../src/platform/stores';
+import { type Services, createServices } from '../../src/services';
+import type { TestDatabase } from './databases';
+
+/** RFC 7636 Appendix B: the verifier and its S256 challenge. */
+export const RFC7636_VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
+export const RFC7636_CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+export const REDIRECT_URI = 'https://app.example.com/oauth/callback';
+export const LAUNCH_URL = 'https://app.example.com/launch';
+export const OWNER_PASSWORD = 'correct horse battery staple';
+
+export interface Harness {
+  db: Knex;
+  clock: ManualClock;
+  services: Services;
+  app: Express;
+}
+
+export interface HarnessOptions {
+  rateLimits?: { perInstallation: number; perClient: number };
+}
+
+/** A migrated database, a manual clock and the app over them, with response validation on. */
+export async function openHarness(testDatabase: TestDatabase, options: HarnessOptions = {}): Promise<Harness> {
+  const db = await testDatabase.open();
+  await migrateToLatest(db);
+  const clock = new ManualClock();
+  const services = createServices({ db, clock, rateLimits: options.rateLimits ?? { perInstallation: 1000, perClient: 1000 } });
+  const app = createApp({ config: { validateResponses: true, exposeInternalErrors: true }, services });
+  return { db, clock, services, app };
+}
+
+let domainCounter = 0;
+
+export interface StoreFixture {
+  store: Store;
+  owner: StoreOwner;
+  email: string;
+  password: string;
+}
+
+export async function createTestStore(h: Harness, name = 'Royal Oud'): Promise<StoreFixture> {
+  domainCounter += 1;
+  const email = `owner-${domainCounter}-${Date.now()}@example.com`;
+  const { store, owner } = await createStore(h.services, {
+    name,
+    domain: `store-${domainCounter}-${Date.now()}.example.com`,
+    owner: { email, name: 'Noura', password: OWNER_PASSWORD },
+  });
+  return { store, owner, email, password: OWNER_PASSWORD };
+}
+
+export interface AppFixture {
+  app: App;
+  version: AppVersion;
+  clientSecret: string;
+  /** `Authorization: Basic …` for this client. */
+  basic: string;
+}
+
+export const basicHeader = (clientId: string, secret: string) => `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`;
+
+export async function createTestApp(
+  h: Harness,
+  scopes: { required?: string[]; optional?: string[]; storeId?: string; name?: string } = {},
+): Promise<AppFixture> {
+  const { app, clientSecret } = await registerApp(h.services, { name: scopes.name ?? 'Stock Sync', ...(scopes.storeId ? { storeId: scopes.storeId } : {}) });
+  const version = await addVersion(h.services, app.id, {
+    redirectUrls: [REDIRECT_URI, 'http://localhost:8787/callback'],
+    launchUrl: LAUNCH_URL,
+    requiredScopes: scopes.required ?? ['products:read'],
+    optionalScopes: scopes.optional ?? ['products:write', 'orders:read'],
+  });
+  return { app, version, clientSecret, basic: basicHeader(app.id, clientSecret) };
+}
+
+/** Consent as the store owner (through the domain, not the browser) and return the code. */
+export async function approveAndGetCode(h: Harness, store: StoreFixture, client: AppFixture, scopes: string[], challenge = RFC7636_CHALLENGE): Promise<string> {
+  const request = await validateAuthorization(h.services, {
+    response_type: 'code',
+    client_id: client.app.id,
+    store_id: store.store.id,
+    redirect_uri: REDIRECT_URI,
+    state: 'state-0123456789abcdef',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    scope: scopes.join(' '),
+  });
+  const requestId = await rememberAuthorization(h.services, 'test-session', store.owner.id, request);
+  const outcome = await answerConsent(h.services, { requestId, sessionHash: 'test-session', approve: true, optionalScopesKept: scopes });
+  if (!outcome.ok) throw new Error(outcome.reason);
+  const code = new URL(outcome.location).searchParams.get('code');
+  if (!code) throw new Error(`No code in ${outcome.location}`);
+  return code;
+}
+
+/** Installs the app with these scopes and exchanges the code: a fresh token pair. */
+export async function installWithTokens(h: Harness, store: StoreFixture, client: AppFixture, scopes: string[]): Promise<TokenResponse> {
+  const code = await approveAndGetCode(h, store, client, scopes);
+  return requestTokens(h.services, client.app.id, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: RFC7636_VERIFIER });
+}
+
+/** An app whose version requires every scope, installed, with a token pair: can call any operation. */
+export async function fullAccess(h: Harness, store: StoreFixture): Promise<{ client: AppFixture; tokens: TokenResponse }> {
+  const client = await createTestApp(h, { required: ALL_SCOPES, optional: [] });
+  return { client, tokens: await installWithTokens(h, store, client, ALL_SCOPES) };
+}
+
+export { s256 };
