@@ -6,7 +6,7 @@ import { testDatabases } from './support/databases';
 const TABLES = [
   'store_owners', 'stores', 'apps', 'app_versions', 'client_secrets', 'installations', 'authorization_codes',
   'grants', 'token_operations', 'tokens', 'launch_tokens', 'dashboard_sessions', 'outbox_events',
-  'authorization_requests', 'rate_limit_windows',
+  'authorization_requests', 'rate_limit_windows', 'service_keys', 'idempotency_keys',
 ];
 
 describe.each(testDatabases())('schema on $name', (testDatabase) => {
@@ -17,7 +17,7 @@ describe.each(testDatabases())('schema on $name', (testDatabase) => {
   afterAll(() => testDatabase.close());
 
   it('migrates an empty database to the latest schema, and a second run applies nothing', async () => {
-    expect(await migrateToLatest(database)).toEqual(['001_platform', '002_oauth_state']);
+    expect(await migrateToLatest(database)).toEqual(['001_platform', '002_oauth_state', '003_store_api']);
     for (const table of TABLES) expect(await database.schema.hasTable(table)).toBe(true);
     expect(await migrateToLatest(database)).toEqual([]);
   });

@@ -5601,7 +5601,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenOperation"];
                 };
             };
-            /** @description `INVALID_REQUEST`: an unknown body key, credentials in the body, a malformed value or a malformed Basic header. */
+            /** @description The body is checked as at `POST /oauth/token`: `INVALID_REQUEST` (an unknown body key, credentials in the body, a malformed value or a malformed Basic header), `INVALID_GRANT_TYPE` (unknown `grant_type`), `INVALID_GRANT` (a code or refresh token with the wrong prefix). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -143,10 +143,11 @@ export async function completeOperation(trx: Db, now: number, operationId: strin
     });
 }
 
-/** The shared pair, while the sharing window is open and no token of it has been used; else undefined. */
+/** The shared pair, while the sharing window is open and no token of it has been used or revoked; else undefined. */
 export async function sharedResult<T>({ db, clock }: Deps, operation: TokenOperationRow, canonical: string): Promise<T | undefined> {
   if (!operation.result_ciphertext) return undefined;
-  if ((operation.share_until ?? 0) <= clock.now() || (await operationTokensUsed(db, operation.id))) {
+  const revoked = await db('tokens').where({ operation_id: operation.id }).whereNotNull('revoked_at').first('id');
+  if ((operation.share_until ?? 0) <= clock.now() || revoked !== undefined || (await operationTokensUsed(db, operation.id))) {
     await db('token_operations').where({ id: operation.id }).update({ result_ciphertext: null });
     return undefined;
   }

@@ -3,6 +3,7 @@ import { checkSecret } from '../auth/secrets';
 import { ApiError, type ErrorCode } from '../http/errors';
 import type { Db, Deps } from '../platform/deps';
 import { findInstallation } from '../platform/installations';
+import { storeMigrating } from '../platform/stores';
 import {
   type GrantType,
   type TokenOperationRow,
@@ -209,9 +210,23 @@ async function rejoin(deps: Deps, appId: string, operation: TokenOperationRow, b
   throw new ApiError(outcome.code, outcome.message);
 }
 
+/**
+ * While the store a code or refresh token belongs to is moving, the request is refused before it
+ * becomes an operation, so the same request succeeds once the move ends.
+ */
+async function refuseWhileMigrating(db: Db, grantType: GrantType, body: TokenRequestBody): Promise<void> {
+  const presented = grantType === 'authorization_code' ? checkSecret('authorizationCode', body.code as string) : checkSecret('refreshToken', body.refresh_token as string);
+  if (!presented.ok) return;
+  const table = grantType === 'authorization_code' ? 'authorization_codes' : 'tokens';
+  const column = grantType === 'authorization_code' ? 'code_hash' : 'token_hash';
+  const store = await db(`${table} as c`).join('stores as s', 's.id', 'c.store_id').where(`c.${column}`, presented.hash).first<{ routing_state: string } | undefined>('s.routing_state');
+  if (store?.routing_state === 'migrating') throw storeMigrating();
+}
+
 /** POST /oauth/token for an authenticated client: every request is an operation, identical ones are one. */
 export async function requestTokens(deps: Deps, appId: string, body: TokenRequestBody): Promise<TokenResponse> {
   const grantType = checkGrantShape(body);
+  await refuseWhileMigrating(deps.db, grantType, body);
   const canonical = canonicalBody(body);
   const claim = await claimOperation(deps, appId, grantType, requestHashOf(canonical));
   if (claim.owned) return perform(deps, appId, claim.operation, body, canonical);

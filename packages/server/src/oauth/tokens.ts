@@ -65,16 +65,26 @@ export async function issuePair(trx: Db, now: number, grant: Grant, operationId:
   return { accessToken, refreshToken, scope: grantScopes(grant).join(' ') };
 }
 
-/** Revokes a grant and every token of it; how many tokens were still active. */
-export async function revokeGrant(trx: Db, grantId: string, now: number, reason: string): Promise<number> {
-  const active = await trx('tokens')
-    .where({ grant_id: grantId, revoked_at: null, consumed_at: null })
-    .andWhere('expires_at', '>', now)
-    .update({ revoked_at: now });
-  await trx('tokens').where({ grant_id: grantId, revoked_at: null }).update({ revoked_at: now });
-  await trx('grants').where({ id: grantId, revoked_at: null }).update({ revoked_at: now, revoked_reason: reason });
+/** What a revocation covers: one grant, or every grant of an installation. */
+export type RevocationScope = { grantId: string } | { installationId: string };
+
+/**
+ * Revokes every token and grant in scope, and forgets any pair still shared with identical
+ * resends; how many tokens were still active (unexpired, unexchanged).
+ */
+export async function revokeTokens(trx: Db, scope: RevocationScope, now: number, reason: string): Promise<number> {
+  const byGrant = 'grantId' in scope;
+  const tokens = byGrant ? { grant_id: scope.grantId } : { installation_id: scope.installationId };
+  const active = await trx('tokens').where({ ...tokens, revoked_at: null, consumed_at: null }).andWhere('expires_at', '>', now).update({ revoked_at: now });
+  await trx('tokens').where({ ...tokens, revoked_at: null }).update({ revoked_at: now });
+  await trx('grants')
+    .where({ ...(byGrant ? { id: scope.grantId } : tokens), revoked_at: null })
+    .update({ revoked_at: now, revoked_reason: reason });
+  await trx('token_operations').where(tokens).whereNotNull('result_ciphertext').update({ result_ciphertext: null });
   return active;
 }
+
+export const revokeGrant = (trx: Db, grantId: string, now: number, reason: string): Promise<number> => revokeTokens(trx, { grantId }, now, reason);
 
 /** Whether the app has shown that it holds what an operation issued: a token of it used or exchanged. */
 export async function operationTokensUsed(db: Db, operationId: string): Promise<boolean> {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { toIso } from '../clock';
 import { type Db, type Deps, fromJsonList, toJsonList } from './deps';
+import { revokeTokens } from '../oauth/tokens';
 import { recordEvent } from './outbox';
 import { PlatformError } from './stores';
 
@@ -104,14 +105,9 @@ export async function recordConsent(
   return (await findInstallation(trx, existing.id)) as Installation;
 }
 
-/** Revokes every live token and grant of an installation; how many tokens were still active. */
-export async function revokeInstallationTokens(trx: Db, installationId: string, now: number, reason: string): Promise<number> {
-  const revoked = await trx('tokens')
-    .where({ installation_id: installationId, revoked_at: null, consumed_at: null })
-    .andWhere('expires_at', '>', now)
-    .update({ revoked_at: now });
-  await trx('tokens').where({ installation_id: installationId, revoked_at: null }).update({ revoked_at: now });
-  await trx('grants').where({ installation_id: installationId, revoked_at: null }).update({ revoked_at: now, revoked_reason: reason });
+/** Revokes every token and grant of an installation, its unexchanged codes and unverified launches. */
+async function revokeInstallationTokens(trx: Db, installationId: string, now: number, reason: string): Promise<number> {
+  const revoked = await revokeTokens(trx, { installationId }, now, reason);
   await trx('authorization_codes').where({ installation_id: installationId, consumed_at: null }).update({ expires_at: now });
   await trx('launch_tokens').where({ installation_id: installationId, used_at: null }).update({ expires_at: now });
   return revoked;

@@ -1,0 +1,193 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { Deps } from '../platform/deps';
+import { ApiError, type ErrorCode, type ErrorExtras, isApiError } from './errors';
+
+/** A key's first response is replayed this long; after it the key counts as never used. */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/** A claim not completed within this was abandoned (a crashed instance) and may be taken over. */
+export const IDEMPOTENCY_LEASE_MS = 60_000;
+/** The response header that marks a replay. */
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
+
+export interface IdempotencyScope {
+  installationId: string;
+  /** The operation's operationId (`products.create`, …). */
+  operationId: string;
+  /** The `Idempotency-Key` header (1 to 128 characters). */
+  key: string;
+  /** `requestHashOf(method, path, body)`. */
+  requestHash: string;
+}
+
+export interface WorkResponse<T> {
+  status: number;
+  body: T;
+  headers?: Record<string, string>;
+}
+
+export interface IdempotentResponse<T> {
+  status: number;
+  body: T;
+  headers: Record<string, string>;
+  /** True when this is the stored response of an earlier request: send `Idempotent-Replayed: true`. */
+  replayed: boolean;
+}
+
+/** What `response_body` holds: the response, or the ApiError the work threw. */
+type StoredOutcome<T> =
+  | { kind: 'response'; body: T }
+  | { kind: 'error'; code: ErrorCode; message: string; extras: ErrorExtras };
+
+interface IdempotencyRow {
+  id: string;
+  request_hash: string;
+  state: 'in_progress' | 'completed';
+  response_status: number | null;
+  response_headers: string | null;
+  response_body: string | null;
+  lease_until: number | null;
+  expires_at: number;
+}
+
+type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** JSON with every object's keys sorted (recursively): equal bodies have one form. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value === undefined ? null : (JSON.parse(JSON.stringify(value)) as JsonValue)));
+}
+
+function sortKeys(value: JsonValue): JsonValue {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value === null || typeof value !== 'object') return value;
+  const sorted: { [key: string]: JsonValue } = {};
+  for (const name of Object.keys(value).sort()) sorted[name] = sortKeys(value[name] as JsonValue);
+  return sorted;
+}
+
+/** What identifies a request for its key: SHA-256 (hex) of method, path and canonical body. */
+export function requestHashOf(method: string, path: string, body: unknown): string {
+  return createHash('sha256').update(`idempotent-request\n${method.toUpperCase()}\n${path}\n${canonicalJson(body)}`).digest('hex');
+}
+
+type Claim =
+  | { owned: true; id: string; leaseUntil: number }
+  | { owned: false; row: IdempotencyRow };
+
+const inProgress = () =>
+  new ApiError('IDEMPOTENCY_KEY_IN_PROGRESS', 'A request with this Idempotency-Key is still being processed; retry later.');
+const reused = () =>
+  new ApiError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request; use a new key.');
+
+const MAX_CLAIM_ATTEMPTS = 5;
+
+/**
+ * Claims the key with a committed row (the unique index decides between instances), replacing
+ * an expired row and taking over an abandoned claim (its lease ran out) by conditional writes.
+ * Anyone else gets the row as it stands.
+ */
+async function claim({ db, clock }: Deps, scope: IdempotencyScope): Promise<Claim> {
+  const where = { installation_id: scope.installationId, operation_id: scope.operationId, idempotency_key: scope.key };
+  for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt += 1) {
+    const now = clock.now();
+    const id = randomUUID();
+    const leaseUntil = now + IDEMPOTENCY_LEASE_MS;
+    await db('idempotency_keys')
+      .insert({ id, ...where, request_hash: scope.requestHash, state: 'in_progress', lease_until: leaseUntil, created_at: now, expires_at: now + IDEMPOTENCY_TTL_MS })
+      .onConflict(['installation_id', 'operation_id', 'idempotency_key'])
+      .ignore();
+    const row = await db<IdempotencyRow>('idempotency_keys').where(where).first();
+    if (!row) continue; // an expired row was deleted between our insert and read: claim again
+    if (row.id === id) return { owned: true, id, leaseUntil };
+    if (row.expires_at <= now) {
+      await db('idempotency_keys').where({ id: row.id, expires_at: row.expires_at }).delete();
+      continue;
+    }
+    if (row.request_hash !== scope.requestHash) throw reused();
+    if (row.state === 'in_progress' && (row.lease_until ?? 0) <= now) {
+      const taken = await db('idempotency_keys')
+        .where({ id: row.id, state: 'in_progress', lease_until: row.lease_until })
+        .update({ lease_until: leaseUntil });
+      if (taken === 1) return { owned: true, id: row.id, leaseUntil };
+      continue;
+    }
+    return { owned: false, row };
+  }
+  throw inProgress();
+}
+
+/** Marks our claim completed with the outcome; false when the claim was lost (its lease was taken over). */
+async function complete(db: Knex | Knex.Transaction, id: string, leaseUntil: number, status: number, headers: Record<string, string>, outcome: StoredOutcome<unknown>): Promise<boolean> {
+  const updated = await db('idempotency_keys')
+    .where({ id, state: 'in_progress', lease_until: leaseUntil })
+    .update({
+      state: 'completed',
+      response_status: status,
+      response_headers: JSON.stringify(headers),
+      response_body: JSON.stringify(outcome),
+      lease_until: null,
+    });
+  return updated === 1;
+}
+
+/** The stored outcome again: the response with `replayed: true`, or the same ApiError thrown again. */
+function replay<T>(row: IdempotencyRow): IdempotentResponse<T> {
+  const status = row.response_status as number;
+  const headers = JSON.parse(row.response_headers ?? '{}') as Record<string, string>;
+  const outcome = JSON.parse(row.response_body as string) as StoredOutcome<T>;
+  if (outcome.kind === 'error') {
+    throw new ApiError(outcome.code, outcome.message, { ...outcome.extras, status, headers: { ...headers, [REPLAYED_HEADER]: 'true' } });
+  }
+  return { status, body: outcome.body, headers, replayed: true };
+}
+
+/** Thrown inside the work's transaction to undo it when the claim was lost meanwhile. */
+class ClaimLost extends Error {}
+
+/**
+ * Runs `work` at most once per (installation, operation, key) in 24 hours and stores its first
+ * outcome, ApiErrors included, with the request's hash; repeats get the stored outcome
+ * (`replayed: true`, or the same ApiError with `Idempotent-Replayed: true`). Another request
+ * under the key is 422 IDEMPOTENCY_KEY_REUSED; a repeat while the first runs is 409
+ * IDEMPOTENCY_KEY_IN_PROGRESS. The work and the stored response commit in one transaction, so a
+ * committed change always has its response; a failure that is not an ApiError stores nothing and
+ * frees the key for a retry. `work` must use only the transaction it is given (on SQLite the pool
+ * has one connection, which the transaction holds).
+ */
+export async function runIdempotently<T>(
+  deps: Deps,
+  scope: IdempotencyScope,
+  work: (trx: Knex.Transaction) => Promise<WorkResponse<T>>,
+): Promise<IdempotentResponse<T>> {
+  const claimed = await claim(deps, scope);
+  if (!claimed.owned) {
+    if (claimed.row.state === 'in_progress') throw inProgress();
+    return replay<T>(claimed.row);
+  }
+  const { id, leaseUntil } = claimed;
+  try {
+    return await deps.db.transaction(async (trx) => {
+      const response = await work(trx);
+      const headers = { ...(response.headers ?? {}) };
+      const outcome: StoredOutcome<T> = { kind: 'response', body: JSON.parse(JSON.stringify(response.body ?? null)) as T };
+      if (!(await complete(trx, id, leaseUntil, response.status, headers, outcome))) throw new ClaimLost();
+      return { status: response.status, body: outcome.body, headers, replayed: false };
+    });
+  } catch (error) {
+    if (error instanceof ClaimLost) throw inProgress(); // another instance took the key over and runs it
+    if (isApiError(error)) {
+      // The work's changes were rolled back; its answer is the key's outcome from now on.
+      const { code, message, extras, status, headers } = error;
+      await complete(deps.db, id, leaseUntil, status, headers, { kind: 'error', code, message, extras: JSON.parse(JSON.stringify(extras)) as ErrorExtras });
+      throw error;
+    }
+    await deps.db('idempotency_keys').where({ id, state: 'in_progress', lease_until: leaseUntil }).delete();
+    throw error;
+  }
+}
+
+/** Deletes up to `limit` expired keys (housekeeping; expired keys are already treated as absent). */
+export async function deleteExpiredIdempotencyKeys({ db, clock }: Deps, limit = 1000): Promise<number> {
+  const expired = db('idempotency_keys').select('id').where('expires_at', '<=', clock.now()).limit(limit);
+  return db('idempotency_keys').whereIn('id', expired).delete();
+}
