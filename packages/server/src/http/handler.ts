@@ -2,6 +2,7 @@ import type { OperationEntry, OperationId, operations } from '@svc/contract';
 import type { components } from '@svc/contract';
 import type { Principal } from '../auth/bearer';
 import type { App } from '../platform/apps';
+import type { Db } from '../platform/deps';
 import type { Services } from '../services';
 import { ApiError } from './errors';
 
@@ -53,6 +54,19 @@ export interface HandlerContext<K extends OperationId> {
   readonly client?: App;
   /** The domain: database, clock, rate limiter. */
   readonly services: Services;
+  /**
+   * The database this request's work runs on: inside the idempotency transaction for a POST that
+   * takes `Idempotency-Key` (so the change and its stored response commit together), else the pool.
+   * Domain calls take this, never `services.db`.
+   */
+  readonly db: Db;
+  /** The server's HMAC keys (ETags, cursors), shared by every instance on one database. */
+  readonly keys: ServerKeys;
+}
+
+export interface ServerKeys {
+  readonly etag: Buffer;
+  readonly cursor: Buffer;
 }
 
 export type Handler<K extends OperationId> = (context: HandlerContext<K>) => Promise<HandlerResult<K>>;

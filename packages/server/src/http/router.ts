@@ -4,9 +4,11 @@ import { type Principal, authenticateBearer, requireScopes } from '../auth/beare
 import type { Handlers } from '../generated/handlers';
 import { authenticateBasic } from '../oauth/client-auth';
 import type { App } from '../platform/apps';
+import { serviceKey } from '../platform/service-keys';
 import type { Services } from '../services';
+import { REPLAYED_HEADER, requestHashOf, runIdempotently } from './idempotency';
 import { enforceQuota } from './rate-limit';
-import type { Execution, Handler, HandlerContext } from './handler';
+import type { Execution, HandlerContext, ServerKeys } from './handler';
 import { requestIdOf } from './request-context';
 
 function headersOf(req: Request): Record<string, string | undefined> {
@@ -15,7 +17,13 @@ function headersOf(req: Request): Record<string, string | undefined> {
   return headers;
 }
 
-function send(res: Response, result: { status: number; body?: unknown; headers?: Record<string, string> }): void {
+interface Answer {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+function send(res: Response, result: Answer): void {
   res.status(result.status);
   if (result.headers) res.set(result.headers);
   if (result.body === undefined) res.end();
@@ -61,12 +69,51 @@ async function identify(services: Services, entry: OperationEntry, req: Request,
   return {};
 }
 
+/** The server's HMAC keys, created once per database and cached (never fetched inside a transaction). */
+async function serverKeys(services: Services): Promise<ServerKeys> {
+  const [etag, cursor] = await Promise.all([serviceKey(services.db, 'etag', services.clock), serviceKey(services.db, 'cursor', services.clock)]);
+  return { etag, cursor };
+}
+
+/** Replays answer with this request's id, so `meta.request_id` always equals `X-Request-Id`. */
+function withRequestId(body: unknown, requestId: string): unknown {
+  if (!body || typeof body !== 'object') return body;
+  const envelope = body as { meta?: object; execution?: object };
+  return {
+    ...envelope,
+    ...(envelope.meta ? { meta: { ...envelope.meta, request_id: requestId } } : {}),
+    ...(envelope.execution ? { execution: { ...envelope.execution, requestId } } : {}),
+  };
+}
+
+/**
+ * Runs the handler; a POST that takes `Idempotency-Key` runs inside the key's transaction, and its
+ * first answer (errors included) is replayed for 24 hours with `Idempotent-Replayed: true`.
+ */
+
+async function execute(handler: (context: HandlerContext<OperationId>) => Promise<Answer>, context: HandlerContext<OperationId>, req: Request): Promise<Answer> {
+  const { operation, principal, services } = context;
+  if (!operation.requiresIdempotencyKey || !principal) return handler(context);
+  const scope = {
+    installationId: principal.installationId,
+    operationId: operation.operationId,
+    key: String(req.headers['idempotency-key']),
+    requestHash: requestHashOf(req.method, req.path, req.body),
+  };
+  const result = await runIdempotently(services, scope, async (trx) => {
+    const answer = await handler({ ...context, db: trx });
+    return { status: answer.status, body: answer.body as unknown, ...(answer.headers ? { headers: answer.headers } : {}) };
+  });
+  const headers = result.replayed ? { ...result.headers, [REPLAYED_HEADER]: 'true' } : result.headers;
+  return { status: result.status, body: result.replayed ? withRequestId(result.body, context.requestId) : result.body, headers };
+}
+
 /** Mounts every operation of the generated table on its handler; fails at start-up if one is missing. */
 export function operationRouter(handlers: Handlers, services: Services): Router {
   const router = Router();
   for (const entry of Object.values(operationTable) as OperationEntry[]) {
     const operationId = entry.operationId as OperationId;
-    const handler = handlers[operationId] as unknown as Handler<OperationId> | undefined;
+    const handler = handlers[operationId] as unknown as ((context: HandlerContext<OperationId>) => Promise<Answer>) | undefined;
     if (typeof handler !== 'function') throw new Error(`No handler for operation ${operationId}`);
     router[entry.method](entry.expressPath, async (req: Request, res: Response, next: NextFunction) => {
       try {
@@ -79,9 +126,11 @@ export function operationRouter(handlers: Handlers, services: Services): Router 
           body: req.body,
           headers: headersOf(req),
           services,
+          db: services.db,
+          keys: entry.auth === 'bearer' ? await serverKeys(services) : undefined,
           ...caller,
         } as unknown as HandlerContext<OperationId>;
-        send(res, await handler(context));
+        send(res, await execute(handler, context, req));
       } catch (error) {
         next(error);
       }

@@ -2,10 +2,12 @@ import type { Knex } from 'knex';
 import * as platform from './001_platform';
 import * as oauthState from './002_oauth_state';
 import * as storeApi from './003_store_api';
+import * as catalog from './004_catalog';
 
 /** Every migration in order. Listed in code (not read from disk) so tsx, jest and builds agree. */
 export const migrations: ReadonlyArray<{ name: string; migration: Knex.Migration }> = [
   { name: '001_platform', migration: platform },
   { name: '002_oauth_state', migration: oauthState },
   { name: '003_store_api', migration: storeApi },
+  { name: '004_catalog', migration: catalog },
 ];
