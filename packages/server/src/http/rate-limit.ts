@@ -22,11 +22,15 @@ export interface HitCounter {
   hit(bucket: string, windowStart: number): Promise<number>;
 }
 
+/** Buckets kept in memory before windows that have passed are swept (keys can be chosen by callers). */
+const MEMORY_BUCKETS = 10_000;
+
 /** For SQLite (one process): counts in memory, forgetting windows that have passed. */
 export function memoryCounter(): HitCounter {
   const windows = new Map<string, { start: number; hits: number }>();
   return {
     async hit(bucket, windowStart) {
+      if (windows.size >= MEMORY_BUCKETS) for (const [name, window] of windows) if (window.start < windowStart) windows.delete(name);
       const current = windows.get(bucket);
       const next = current && current.start === windowStart ? { start: windowStart, hits: current.hits + 1 } : { start: windowStart, hits: 1 };
       windows.set(bucket, next);
