@@ -71,12 +71,18 @@ export interface ServerKeys {
 
 export type Handler<K extends OperationId> = (context: HandlerContext<K>) => Promise<HandlerResult<K>>;
 
+const NOT_IMPLEMENTED = Symbol('not implemented');
+
 /** The handler every operation starts with: a 501 in the interface's error format. */
 export function notImplemented<K extends OperationId>(operationId: K): Handler<K> {
-  return async () => {
+  const stub: Handler<K> = async () => {
     throw new ApiError('NOT_IMPLEMENTED', `The operation ${operationId} is not implemented yet.`);
   };
+  return Object.assign(stub, { [NOT_IMPLEMENTED]: true });
 }
+
+/** Whether a handler is still the generated stub (tests use it to know what to expect). */
+export const isNotImplemented = (handler: unknown): boolean => typeof handler === 'function' && NOT_IMPLEMENTED in handler;
 
 /** The client of an operation with client authentication (the router authenticated it before the handler ran). */
 export function clientOf<K extends OperationId>(context: HandlerContext<K>): App {
