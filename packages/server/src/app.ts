@@ -10,6 +10,7 @@ import { handlers as generatedHandlers } from './generated/registry';
 import { BODY_BYTES } from './http/body-limit';
 import { type ErrorSurface, errorBody, toApiError } from './http/error-mapper';
 import { ApiError } from './http/errors';
+import { refuseNulCharacters } from './http/nul-guard';
 import { assignRequestId, requestIdOf } from './http/request-context';
 import { operationRouter } from './http/router';
 import type { Services } from './services';
@@ -50,6 +51,7 @@ export function createApp({ config, services, handlers = generatedHandlers }: Ap
   app.use('/dashboard', dashboardRouter(services));
   app.use(express.json({ limit: BODY_BYTES, type: ['application/json', 'application/*+json'] }));
   app.use('/oauth', express.urlencoded({ extended: false, limit: BODY_BYTES, parameterLimit: 100 }));
+  app.use(refuseNulCharacters);
   app.use(
     OpenApiValidator.middleware({
       apiSpec: loadSpec() as never,

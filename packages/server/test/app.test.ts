@@ -175,3 +175,14 @@ describe('errors in the interface format', () => {
     expect(a!.headers['x-request-id']).not.toBe(b!.headers['x-request-id']);
   });
 });
+
+describe('characters no field accepts', () => {
+  it('U+0000 in a body or a query is 400 VALIDATION_FAILED on the store API and INVALID_REQUEST on OAuth, before anything is stored', async () => {
+    const body = await request(app).post(`/stores/${storeId}/v1/categories`).set('Authorization', `Bearer ${accessToken}`).set('Idempotency-Key', 'nul-1').send({ name: 'Oud\u0000' });
+    expectError(body, 400, 'VALIDATION_FAILED');
+    expectError(await request(app).get(`/stores/${storeId}/v1/categories?search=a%00b`).set('Authorization', `Bearer ${accessToken}`), 400, 'VALIDATION_FAILED');
+    expectError(await request(app).post('/oauth/token').set('Authorization', client.basic).send({ grant_type: 'refresh_token', refresh_token: 'svc_rt_\u0000' }), 400, 'INVALID_REQUEST');
+    const replay = await request(app).post(`/stores/${storeId}/v1/categories`).set('Authorization', `Bearer ${accessToken}`).set('Idempotency-Key', 'nul-1').send({ name: 'Oud' });
+    expect(replay.headers['idempotent-replayed']).toBeUndefined();
+  });
+});

@@ -60,6 +60,11 @@ const isBodyField = (field: string) => (p: ValidatorProblem) => p.path === `/bod
 const hasWrongPrefix = (p: ValidatorProblem) =>
   (isBodyField('code')(p) || isBodyField('refresh_token')(p)) && /^(pattern|minLength)\./.test(p.errorCode ?? '');
 
+/** Paging parameters are not filters; a repeated filter (an array) is a malformed request, not a bad value. */
+const PAGING_PARAMETERS = new Set(['limit', 'cursor']);
+const isBadFilterValue = (p: ValidatorProblem) =>
+  /^\/query\/[^/]+/.test(p.path ?? '') && !PAGING_PARAMETERS.has((p.path ?? '').split('/')[2] ?? '') && !/^type\./.test(p.errorCode ?? '');
+
 /**
  * OAuth endpoints: credentials or unknown keys in the body are INVALID_REQUEST; an unknown
  * grant_type is INVALID_GRANT_TYPE and a code or refresh token of the wrong form INVALID_GRANT,
@@ -95,6 +100,10 @@ function classifyRequestProblems(problems: ValidatorProblem[], surface: ErrorSur
     return new ApiError('UNKNOWN_FIELD', `Unknown field(s): ${names}.`, {
       details: unknown.slice(0, MAX_DETAILS).map((p) => ({ ...toDetail(p), message: 'is not a known field' })),
     });
+  }
+  if (problems.length > 0 && problems.every(isBadFilterValue)) {
+    const names = [...new Set(problems.map((p) => toDetail(p).field))].join(', ');
+    return new ApiError('INVALID_FILTER', `Invalid value for the filter(s) ${names}.`, { details });
   }
   return new ApiError('VALIDATION_FAILED', 'The request is not valid.', { details });
 }

@@ -1,4 +1,13 @@
-import { notImplemented } from '../../http/handler';
+import { findProductRow, notFound, priceRecordView, productTag } from '../../domain/catalog/products';
+import { envelope } from '../../http/envelope';
+import { etagOf } from '../../http/etag';
+import { type Handler, principalOf } from '../../http/handler';
 
-/** `products.price.get`: GET /stores/{storeId}/v1/products/{id}/prices. Not built yet: answers 501 NOT_IMPLEMENTED. */
-export default notImplemented('products.price.get');
+/** `products.price.get`: GET /stores/{storeId}/v1/products/{id}/prices: the price record, with the product's ETag. */
+const productsPriceGet: Handler<'products.price.get'> = async (context) => {
+  const row = await findProductRow(context.db, principalOf(context).storeId, context.params.id);
+  if (!row) throw notFound();
+  return { status: 200, body: envelope(context, priceRecordView(row)), headers: { ETag: etagOf(context.keys.etag, productTag(row)) } };
+};
+
+export default productsPriceGet;
