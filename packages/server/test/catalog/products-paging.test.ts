@@ -136,10 +136,11 @@ describe.each(testDatabases())('products.list on $name', (testDatabase) => {
       expect(await idsOf({ search: 'vanilla' })).toEqual([]);
     });
 
-    it('filters by updated_since: products updated at or after the instant, any offset', async () => {
-      expect(await idsOf({ updated_since: toIso(start + 3 * MINUTE) })).toEqual([products.percent, products.underscore, products.arabic]);
-      expect(await idsOf({ updated_since: '2026-11-22T12:04:00+03:00' })).toEqual([products.underscore, products.arabic]);
-      expect(await idsOf({ updated_since: '2026-11-22T09:04:00.001Z' })).toEqual([products.arabic]);
+    it('filters by updated_since: products updated after the instant (the interface: "updated after it"), any offset', async () => {
+      expect(await idsOf({ updated_since: toIso(start + 3 * MINUTE - 1) })).toEqual([products.percent, products.underscore, products.arabic]);
+      expect(await idsOf({ updated_since: toIso(start + 3 * MINUTE) })).toEqual([products.underscore, products.arabic]);
+      expect(await idsOf({ updated_since: '2026-11-22T12:03:59.999+03:00' })).toEqual([products.underscore, products.arabic]);
+      expect(await idsOf({ updated_since: '2026-11-22T09:04:00Z' })).toEqual([products.arabic]);
       expect(await idsOf({ updated_since: '2026-11-23T00:00:00Z' })).toEqual([]);
     });
 
@@ -154,6 +155,7 @@ describe.each(testDatabases())('products.list on $name', (testDatabase) => {
       const since = toIso(h.clock.now());
       const list = (query: Record<string, string>) => listProductsCall(h.app, other.storeId, other.tokens.full, query);
       expect((await list({ updated_since: since })).body.data).toEqual([]);
+      h.clock.advance(1);
       const activated = await patchProduct(h.app, other.storeId, other.tokens.full, product.id, 'content', { status: 'active' }, etag);
       expect((await list({ updated_since: since, status: 'active' })).body.data).toEqual([activated.body.data]);
     });

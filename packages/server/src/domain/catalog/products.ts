@@ -201,7 +201,7 @@ export async function listProductRows(db: Db, storeId: string, filters: ProductF
     query.whereIn('p.category_id', db('categories').select('id').where({ store_id: storeId, name_key: nameKeyOf(filters.category) }));
   }
   if (filters.search !== undefined) query.whereRaw("lower(p.name) like ? escape '\\'", [`%${escapeLike(filters.search.toLowerCase())}%`]);
-  if (filters.updatedSince !== undefined) query.where('p.updated_at', '>=', filters.updatedSince);
+  if (filters.updatedSince !== undefined) query.where('p.updated_at', '>', filters.updatedSince);
   if (afterId !== undefined) query.where('p.id', '>', afterId);
   return query.orderBy('p.id', 'asc').limit(take);
 }
