@@ -4,6 +4,8 @@ import { loadConfig } from './config';
 import { createDatabase, describeDatabase } from './db/connection';
 import { migrateToLatest } from './db/migrate';
 import { DEMO_OWNER, type DemoSeed, seedDemo } from './db/seeds/demo';
+import { installDirectly } from './oauth/direct-install';
+import type { TokenResponse } from './oauth/token-endpoint';
 import { createServices } from './services';
 
 async function main(): Promise<void> {
@@ -13,6 +15,7 @@ async function main(): Promise<void> {
   if (applied.length > 0) console.log(`Database   migrated: ${applied.join(', ')}`);
   const services = createServices({ db: database, rateLimits: config.rateLimits });
   const demo = config.environment === 'production' ? undefined : await seedDemo(services);
+  const demoTokens = demo && (await installDirectly(services, { storeId: demo.store.id, appId: demo.app.id, scopes: DEMO_SCOPES, redirectUri: demo.version.redirectUrls[0] as string }));
   const app = createApp({ config, services });
   const server = app.listen(config.port, () => {
     const { port } = server.address() as AddressInfo;
@@ -21,7 +24,7 @@ async function main(): Promise<void> {
     console.log(`OAuth      ${base}/oauth/authorize`);
     console.log(`API docs   ${base}/docs`);
     console.log(`Dashboard  ${base}/dashboard`);
-    if (demo) printDemo(demo);
+    if (demo && demoTokens) printDemo(base, demo, demoTokens);
   });
   const stop = () => {
     server.close(() => void database.destroy().finally(() => process.exit(0)));
@@ -30,10 +33,15 @@ async function main(): Promise<void> {
   process.once('SIGTERM', stop);
 }
 
-/** Printed once, by the start that seeded the demo: the secret is not kept anywhere in clear. */
-function printDemo(demo: DemoSeed): void {
-  console.log(`Demo store ${demo.store.id}  owner ${DEMO_OWNER.email} / ${DEMO_OWNER.password}`);
+/** The demo app is installed at first start with these, so the products can be read at once. */
+const DEMO_SCOPES = ['products:read', 'categories:read', 'inventory:read'];
+
+/** Printed once, by the start that seeded the demo: the secret and tokens are not kept anywhere in clear. */
+function printDemo(base: string, demo: DemoSeed, tokens: TokenResponse): void {
+  console.log(`Demo store ${demo.store.id}  ${demo.catalog.products} products  owner ${DEMO_OWNER.email} / ${DEMO_OWNER.password}`);
   console.log(`Demo app   client_id ${demo.app.id}  client_secret ${demo.clientSecret}  (shown once)`);
+  console.log(`Try it     curl -H 'Authorization: Bearer ${tokens.access_token}' '${base}/stores/${demo.store.id}/v1/products?limit=3'`);
+  console.log(`           (valid ${tokens.expires_in} s; later: npx -y pnpm@10 -s svc installation create ${demo.app.id} ${demo.store.id})`);
 }
 
 main().catch((error: unknown) => {

@@ -333,6 +333,24 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
     it('reports an empty list visibly', async () => {
       expect((await svc(['installation', 'list', '--store', MISSING_ID])).out).toBe('(none)');
     });
+
+    it("installs an app as the owner's consent would and prints its first token pair; scopes the version does not offer are refused", async () => {
+      const storeId = await newStore();
+      const { appId } = await newApp();
+      await svcJson(versionArgs(appId));
+      const tokens = await svcJson(['installation', 'create', appId, storeId]);
+      expect(tokens).toMatchObject({
+        access_token: expect.stringMatching(/^svc_at_/),
+        refresh_token: expect.stringMatching(/^svc_rt_/),
+        scope: 'products:read',
+        store_id: storeId,
+        installation_generation: 1,
+      });
+      const [installed] = await svcJson<JsonObject[]>(['installation', 'list', '--store', storeId]);
+      expect(installed).toMatchObject({ id: tokens.installation_id, app_id: appId, status: 'installed' });
+      const refused = await svc(['installation', 'create', appId, storeId, '--scopes', 'payments:read']);
+      expect(refused.code).not.toBe(0);
+    });
   });
 
   describe('store migration', () => {

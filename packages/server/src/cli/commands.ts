@@ -2,6 +2,7 @@ import type { App } from '../platform/apps';
 import {
   addVersion,
   findApp,
+  latestVersion,
   listApps,
   listClientSecrets,
   listVersions,
@@ -10,6 +11,7 @@ import {
   rotateClientSecret,
 } from '../platform/apps';
 import type { Deps } from '../platform/deps';
+import { installDirectly } from '../oauth/direct-install';
 import { listInstallations, uninstall } from '../platform/installations';
 import type { Store } from '../platform/stores';
 import { PlatformError, createStore, endStoreMigration, findOwnerByEmail, listStores, startStoreMigration } from '../platform/stores';
@@ -312,6 +314,25 @@ async function installationUninstall(context: Context): Promise<Report> {
   };
 }
 
+async function installationCreate(context: Context): Promise<Report> {
+  const appId = context.id('appId');
+  const storeId = context.id('storeId');
+  const version = await latestVersion(context.deps.db, appId);
+  if (!version) throw new PlatformError(`App ${appId} has no version to install`);
+  const scopes = context.option('scopes') === undefined ? version.requiredScopes : scopesOf(context.option('scopes'));
+  const tokens = await installDirectly(context.deps, { storeId, appId, scopes, redirectUri: version.redirectUrls[0] as string });
+  return {
+    json: { ...tokens },
+    lines: keyValues([
+      ['installation_id', tokens.installation_id],
+      ['generation', String(tokens.installation_generation)],
+      ['scope', tokens.scope],
+      ['access_token', `${tokens.access_token}  (valid ${tokens.expires_in} s)`],
+      ['refresh_token', tokens.refresh_token],
+    ]),
+  };
+}
+
 /** Every command, in the order the usage lists them. */
 export const COMMANDS: readonly Command[] = [
   {
@@ -390,6 +411,13 @@ export const COMMANDS: readonly Command[] = [
     options: { store: text('<storeId>'), app: text('<appId>') },
     description: 'List installations, optionally of one store or one app.',
     run: installationList,
+  },
+  {
+    words: ['installation', 'create'],
+    args: ['appId', 'storeId'],
+    options: { scopes: text('"<scope> ..."') },
+    description: "Install an app in a store as its owner's consent would (default: the version's required scopes) and print its first token pair.",
+    run: installationCreate,
   },
   {
     words: ['installation', 'uninstall'],

@@ -2,6 +2,7 @@ import { ALL_SCOPES } from '../../oauth/scopes';
 import { type App, type AppVersion, addVersion, registerApp } from '../../platform/apps';
 import type { Deps } from '../../platform/deps';
 import { type Store, createStore, listStores } from '../../platform/stores';
+import { type SeededCatalog, seedDemoCatalog } from './demo-catalog';
 
 /** The demo owner's sign-in, for local use only (start does not seed in production). */
 export const DEMO_OWNER = { email: 'owner@demo-store.example', name: 'Demo Owner', password: 'demo-store-owner' } as const;
@@ -13,10 +14,11 @@ export interface DemoSeed {
   version: AppVersion;
   /** Shown once, at the start that created it; only its hash is stored. */
   clientSecret: string;
+  catalog: SeededCatalog;
 }
 
 /**
- * On an empty database: a demo store and its owner, and a demo app (every scope optional except
+ * On an empty database: a demo store with a few hundred products in categories, its owner, and a demo app (every scope optional except
  * `products:read`) whose redirect URL is a localhost callback, so the OAuth flow can be walked by hand.
  */
 export async function seedDemo(deps: Deps): Promise<DemoSeed | undefined> {
@@ -29,5 +31,6 @@ export async function seedDemo(deps: Deps): Promise<DemoSeed | undefined> {
     requiredScopes: ['products:read'],
     optionalScopes: ALL_SCOPES.filter((scope) => scope !== 'products:read'),
   });
-  return { store, app, version, clientSecret };
+  const catalog = await seedDemoCatalog(deps, store.id);
+  return { store, app, version, clientSecret, catalog };
 }
