@@ -1,0 +1,368 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import type { ChildMessage, ParentMessage, ReadyMessage, StoreReadyMessage } from './protocol';
+
+/**
+ * `pnpm bench`: the store API's read path against a bare Express app, on this machine.
+ *
+ * Two server processes (the real server over SQLite with a store of BENCH_PRODUCTS products, and a
+ * bare Express 5 app), the load generator (autocannon) here in the parent: on two cores, each
+ * server gets one and the client the other. Every case is warmed up first, then measured. The bench
+ * reports; it asserts nothing and exits 0 (1 only when it cannot run at all).
+ *
+ * Environment: BENCH_SECONDS (10) per measured run, BENCH_WARMUP_SECONDS (3), BENCH_CONNECTIONS
+ * (10), BENCH_PRODUCTS (100000), BENCH_PROFILE=<dir> (CPU profiles of the servers over each
+ * measured run), BENCH_CASES=hello,products.get,… (only these), BENCH_JSON=<file> (the figures as JSON).
+ */
+
+function numberFromEnv(name: string, fallback: number): number {
+  const text = process.env[name];
+  if (text === undefined || text === '') return fallback;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, not "${text}"`);
+  return value;
+}
+
+const SECONDS = numberFromEnv('BENCH_SECONDS', 10);
+const WARMUP_SECONDS = numberFromEnv('BENCH_WARMUP_SECONDS', Math.min(3, SECONDS));
+const CONNECTIONS = Math.round(numberFromEnv('BENCH_CONNECTIONS', 10));
+const PRODUCTS = Math.round(numberFromEnv('BENCH_PRODUCTS', 100_000));
+const PROFILE_DIR = process.env.BENCH_PROFILE ? path.resolve(process.env.BENCH_PROFILE) : undefined;
+/** Only these cases (comma-separated names), e.g. `hello,products.get` while profiling. */
+const CASES = process.env.BENCH_CASES ? new Set(process.env.BENCH_CASES.split(',').map((name) => name.trim())) : undefined;
+const JSON_FILE = process.env.BENCH_JSON ? path.resolve(process.env.BENCH_JSON) : undefined;
+/** The deep page starts after ~90 % of the store's products (id ~90,000 of 100,000). */
+const DEEP_FRACTION = 0.9;
+const WALK_LIMIT = 100;
+const PAGE_LIMIT = 25;
+
+// ---------------------------------------------------------------------------------------------
+// Server processes
+
+interface Child<Ready extends ReadyMessage> {
+  process: ChildProcess;
+  ready: Ready;
+  base: string;
+}
+
+/** The next message of this type from the child; rejects if it fails or exits first. */
+function nextMessage<T extends ChildMessage['type']>(child: ChildProcess, type: T): Promise<Extract<ChildMessage, { type: T }>> {
+  return new Promise((resolve, reject) => {
+    const cleanup = () => {
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+    };
+    const onMessage = (message: ChildMessage) => {
+      if (message.type === type) {
+        cleanup();
+        resolve(message as Extract<ChildMessage, { type: T }>);
+      } else if (message.type === 'failed') {
+        cleanup();
+        reject(new Error(message.message));
+      }
+    };
+    const onExit = (code: number | null) => {
+      cleanup();
+      reject(new Error(`The server process exited (code ${code}) before answering "${type}"`));
+    };
+    child.on('message', onMessage);
+    child.on('exit', onExit);
+  });
+}
+
+const tell = (child: ChildProcess, message: ParentMessage) => child.send(message);
+
+/**
+ * Forks a server script. It inherits this process's `--import`/`--require` flags, which is how tsx
+ * loads TypeScript; NODE_ENV=production as in a deployment.
+ */
+async function startChild<Ready extends ReadyMessage>(script: string, env: NodeJS.ProcessEnv = {}): Promise<Child<Ready>> {
+  const execArgv = process.execArgv.some((flag) => flag.includes('tsx')) ? process.execArgv : [...process.execArgv, '--import', 'tsx'];
+  const child = fork(path.join(__dirname, script), [], {
+    execArgv,
+    env: { ...process.env, ...env, NODE_ENV: 'production' },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const ready = (await nextMessage(child, 'ready')) as Ready;
+  return { process: child, ready, base: `http://127.0.0.1:${ready.port}` };
+}
+
+async function stopChild(child: Child<ReadyMessage> | undefined): Promise<void> {
+  if (!child || child.process.exitCode !== null || !child.process.connected) return;
+  const exited = new Promise<void>((resolve) => child.process.once('exit', () => resolve()));
+  tell(child.process, { type: 'stop' });
+  const timer = setTimeout(() => child.process.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cases
+
+interface Case {
+  name: string;
+  label: string;
+  server: Child<ReadyMessage>;
+  /** The path of each request (called per request: products.get walks over many ids). */
+  nextPath: () => string;
+  headers: Record<string, string>;
+}
+
+interface Figures {
+  name: string;
+  label: string;
+  /** The status of a check request sent before the run. */
+  status: number;
+  requestsPerSecond: number;
+  latencyP50: number;
+  latencyP99: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+  /** CPU time over wall time during the measured run: 1.0 is one core busy all the time. */
+  serverCpu: number;
+  clientCpu: number;
+  /** Other processes' CPU over the run, in cores (Linux only): above ~0.1 the figures are disturbed. */
+  otherCpu: number | undefined;
+  profile?: string | undefined;
+}
+
+function load(benchCase: Case, seconds: number): Promise<autocannon.Result> {
+  return autocannon({
+    url: benchCase.server.base,
+    connections: CONNECTIONS,
+    duration: seconds,
+    headers: benchCase.headers,
+    requests: [{ method: 'GET', setupRequest: (request) => ({ ...request, path: benchCase.nextPath() }) }],
+  });
+}
+
+async function check(benchCase: Case): Promise<number> {
+  const response = await fetch(benchCase.server.base + benchCase.nextPath(), { headers: benchCase.headers });
+  if (response.status !== 200) {
+    const body = await response.text();
+    console.warn(`  ! ${benchCase.name} answers ${response.status}: ${body.slice(0, 200)}`);
+  }
+  return response.status;
+}
+
+/** Busy and total CPU time of the whole machine so far (Linux /proc/stat; undefined elsewhere). */
+function machineCpu(): { busy: number; total: number } | undefined {
+  try {
+    const fields = (fs.readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1, 9).map(Number);
+    const [, , , idle = 0, iowait = 0] = fields;
+    const total = fields.reduce((sum, value) => sum + value, 0);
+    return { busy: total - idle - iowait, total };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The server process's CPU time in µs. */
+async function serverCpu(server: Child<ReadyMessage>): Promise<number> {
+  const answered = nextMessage(server.process, 'cpu');
+  tell(server.process, { type: 'cpu' });
+  const { user, system } = await answered;
+  return user + system;
+}
+
+async function measure(benchCase: Case): Promise<Figures | undefined> {
+  if (CASES && !CASES.has(benchCase.name)) return undefined;
+  const status = await check(benchCase);
+  process.stdout.write(`  ${benchCase.name.padEnd(22)} warm-up ${WARMUP_SECONDS} s, `);
+  await load(benchCase, WARMUP_SECONDS);
+  process.stdout.write(`measure ${SECONDS} s … `);
+  const profileFile = PROFILE_DIR ? path.join(PROFILE_DIR, `${benchCase.name}.cpuprofile`) : undefined;
+  if (profileFile) tell(benchCase.server.process, { type: 'profile-start' });
+  const serverBefore = await serverCpu(benchCase.server);
+  const clientBefore = process.cpuUsage();
+  const machineBefore = machineCpu();
+  const started = performance.now();
+  const result = await load(benchCase, SECONDS);
+  const elapsedMicros = (performance.now() - started) * 1000;
+  const clientUsed = process.cpuUsage(clientBefore);
+  const machineAfter = machineCpu();
+  const serverAfter = await serverCpu(benchCase.server);
+  if (profileFile) {
+    const profiled = nextMessage(benchCase.server.process, 'profiled');
+    tell(benchCase.server.process, { type: 'profile-stop', file: profileFile });
+    await profiled;
+  }
+  const figures: Figures = {
+    name: benchCase.name,
+    label: benchCase.label,
+    status,
+    requestsPerSecond: result.requests.average,
+    latencyP50: result.latency.p50,
+    latencyP99: result.latency.p99,
+    requests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    serverCpu: (serverAfter - serverBefore) / elapsedMicros,
+    clientCpu: (clientUsed.user + clientUsed.system) / elapsedMicros,
+    // The machine's busy cores minus the server's and the client's: other processes competing.
+    otherCpu:
+      machineBefore && machineAfter
+        ? Math.max(0, ((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * os.cpus().length - (serverAfter - serverBefore + clientUsed.user + clientUsed.system) / elapsedMicros)
+        : undefined,
+    profile: profileFile,
+  };
+  console.log(`${Math.round(figures.requestsPerSecond)} req/s, p99 ${figures.latencyP99} ms`);
+  return figures;
+}
+
+interface ListBody {
+  data: { id: number }[];
+  meta: { next_cursor: string | null };
+}
+
+/** Follows `next_cursor` (limit 100) until the page ends past `targetId`: the cursor of a deep page. */
+async function deepCursor(base: string, storeId: string, headers: Record<string, string>, targetId: number): Promise<{ cursor: string; afterId: number; pages: number }> {
+  let cursor: string | null = null;
+  for (let pages = 1; ; pages += 1) {
+    const query = new URLSearchParams({ limit: String(WALK_LIMIT), ...(cursor ? { cursor } : {}) });
+    const response = await fetch(`${base}/stores/${storeId}/v1/products?${query}`, { headers });
+    if (response.status !== 200) throw new Error(`products.list answered ${response.status} on page ${pages}: ${(await response.text()).slice(0, 200)}`);
+    const body = (await response.json()) as ListBody;
+    const last = body.data[body.data.length - 1];
+    cursor = body.meta.next_cursor;
+    if (!cursor || !last) throw new Error(`The list ended after ${pages} pages, before id ${targetId}`);
+    if (last.id >= targetId) return { cursor, afterId: last.id, pages };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+const ratio = (numerator: number, denominator: number) => (denominator > 0 ? numerator / denominator : Number.NaN);
+const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
+
+interface Verdict {
+  name: string;
+  value: number;
+  target: string;
+  met: boolean;
+}
+
+function verdicts(byName: Map<string, Figures>): Verdict[] {
+  const hello = byName.get('hello');
+  const get = byName.get('products.get');
+  const first = byName.get('products.list');
+  const deep = byName.get('products.list (deep)');
+  if (!hello || !get || !first || !deep) return [];
+  const getRatio = ratio(get.requestsPerSecond, hello.requestsPerSecond);
+  const listRatio = ratio(first.requestsPerSecond, hello.requestsPerSecond);
+  const depthRatio = ratio(deep.latencyP99, first.latencyP99);
+  return [
+    { name: 'products.get / hello (req/s)', value: getRatio, target: '≥ 0.50', met: getRatio >= 0.5 },
+    { name: 'products.list / hello (req/s)', value: listRatio, target: '≥ 0.33', met: listRatio >= 0.33 },
+    { name: 'deep page p99 / first page p99', value: depthRatio, target: '≤ 1.20', met: depthRatio <= 1.2 },
+  ];
+}
+
+function printTable(figures: Figures[], checks: Verdict[]): void {
+  const rows = figures.map((f) => [
+    f.label,
+    String(f.status),
+    Math.round(f.requestsPerSecond).toString(),
+    fixed(f.latencyP50),
+    fixed(f.latencyP99),
+    `${Math.round(100 * f.serverCpu)} %`,
+    f.requestsPerSecond > 0 ? fixed((1000 * f.serverCpu) / f.requestsPerSecond, 3) : 'n/a',
+    `${Math.round(100 * f.clientCpu)} %`,
+    f.otherCpu === undefined ? 'n/a' : `${Math.round(100 * f.otherCpu)} %`,
+    f.non2xx + f.errors > 0 ? `${f.non2xx} non-2xx, ${f.errors} errors` : '',
+  ]);
+  const header = ['case', 'status', 'req/s', 'p50 ms', 'p99 ms', 'server CPU', 'server CPU ms/req', 'client CPU', 'others CPU', 'problems'];
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const line = (cells: string[]) => cells.map((cell, column) => (column === 0 || column === header.length - 1 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0))).join('  ');
+  console.log();
+  console.log(line(header));
+  console.log(widths.map((width) => '-'.repeat(width)).join('  '));
+  for (const row of rows) console.log(line(row));
+  console.log();
+  console.log('CPU: time used over the run, 100 % = one core busy throughout (ms/req: the server\'s CPU time per request);');
+  console.log('"others": the other processes of the machine (noise).');
+  const disturbed = figures.filter((f) => (f.otherCpu ?? 0) > 0.1).map((f) => f.name);
+  if (disturbed.length > 0) console.warn(`! other processes used the CPUs during ${disturbed.join(', ')}: run again on a quiet machine`);
+  console.log();
+  for (const check of checks) console.log(`${check.name.padEnd(34)} ${fixed(check.value).padStart(6)}   target ${check.target}   ${check.met ? 'met' : 'MISSED'}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  if (PROFILE_DIR) fs.mkdirSync(PROFILE_DIR, { recursive: true });
+  console.log(`Bench: ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), Node ${process.version}, ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${SECONDS} s per case`);
+  const [load1] = os.loadavg();
+  if ((load1 ?? 0) > 0.5) console.warn(`  ! load average ${load1?.toFixed(2)}: other processes are using the CPUs, the figures will be low and noisy`);
+  let hello: Child<ReadyMessage> | undefined;
+  let api: Child<StoreReadyMessage> | undefined;
+  try {
+    hello = await startChild('hello.ts');
+    console.log(`Seeding ${PRODUCTS} products on SQLite …`);
+    api = await startChild<StoreReadyMessage>('server.ts', { BENCH_PRODUCTS: String(PRODUCTS) });
+    const { storeId, productIds } = api.ready;
+    console.log(`Seeded in ${(api.ready.seedMs / 1000).toFixed(1)} s (ids ${productIds.first}–${productIds.last}); store ${storeId}`);
+
+    let accessToken = api.ready.accessToken;
+    const auth = () => ({ authorization: `Bearer ${accessToken}` });
+    const refresh = async (server: Child<StoreReadyMessage>) => {
+      const answered = nextMessage(server.process, 'token');
+      tell(server.process, { type: 'token' });
+      accessToken = (await answered).accessToken;
+    };
+
+    // products.get over 1,000 ids spread over the whole store (not one hot row).
+    const span = productIds.last - productIds.first + 1;
+    const ids = Array.from({ length: 1000 }, (_, index) => productIds.first + Math.floor(((index * 7919) % 1000) * (span / 1000)));
+    let next = 0;
+    const products = `/stores/${storeId}/v1/products`;
+    const figures: Figures[] = [];
+    const server = api;
+    /** Measures a case with a token fresh from the server (a run may outlast the previous one). */
+    const run = async (benchCase: Omit<Case, 'headers'> & { authenticated: boolean }) => {
+      if (benchCase.authenticated) await refresh(server);
+      const measured = await measure({ ...benchCase, headers: benchCase.authenticated ? auth() : {} });
+      if (measured) figures.push(measured);
+    };
+
+    await run({ name: 'hello', label: 'bare Express GET /hello', server: hello, nextPath: () => '/hello', authenticated: false });
+    await run({ name: 'products.get', label: 'GET /products/{id}', server, nextPath: () => `${products}/${ids[next++ % ids.length]}`, authenticated: true });
+    await run({ name: 'products.list', label: `GET /products?limit=${PAGE_LIMIT} (first page)`, server, nextPath: () => `${products}?limit=${PAGE_LIMIT}`, authenticated: true });
+
+    if (!CASES || CASES.has('products.list (deep)')) {
+      await refresh(server);
+      const targetId = productIds.first + Math.floor(span * DEEP_FRACTION);
+      try {
+        const walkStart = performance.now();
+        const deep = await deepCursor(server.base, storeId, auth(), targetId);
+        console.log(`  deep cursor: after id ${deep.afterId}, ${deep.pages} pages of ${WALK_LIMIT} walked in ${((performance.now() - walkStart) / 1000).toFixed(1)} s`);
+        const query = new URLSearchParams({ limit: String(PAGE_LIMIT), cursor: deep.cursor }).toString();
+        await run({ name: 'products.list (deep)', label: `GET /products?limit=${PAGE_LIMIT} after id ${deep.afterId}`, server, nextPath: () => `${products}?${query}`, authenticated: true });
+      } catch (error) {
+        console.warn(`  ! no deep page: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+
+    const checks = verdicts(new Map(figures.map((f) => [f.name, f])));
+    printTable(figures, checks);
+    if (PROFILE_DIR) console.log(`\nCPU profiles of the servers over each measured run: ${PROFILE_DIR} (open in Chrome DevTools or: tsx tools/bench/profile.ts <file>)`);
+    if (JSON_FILE) {
+      const machine = { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, platform: `${os.type()} ${os.release()}`, memoryGiB: Math.round(os.totalmem() / 2 ** 30) };
+      const settings = { seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, connections: CONNECTIONS, products: PRODUCTS, seedMs: Math.round(api.ready.seedMs) };
+      fs.writeFileSync(JSON_FILE, `${JSON.stringify({ at: new Date().toISOString(), machine, settings, figures, checks }, null, 2)}\n`);
+      console.log(`Figures written to ${JSON_FILE}`);
+    }
+  } finally {
+    await Promise.all([stopChild(hello), stopChild(api)]);
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});
