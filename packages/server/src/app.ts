@@ -47,6 +47,10 @@ export function createApp({ config, services, handlers = generatedHandlers }: Ap
   app.disable('x-powered-by');
 
   app.use(assignRequestId);
+  app.use((_req: Request, res: Response, next: NextFunction) => {
+    res.locals.receivedAt = services.clock.now();
+    next();
+  });
   app.use('/docs', docsSite());
   app.use('/dashboard', dashboardRouter(services));
   app.use(express.json({ limit: BODY_BYTES, type: ['application/json', 'application/*+json'] }));

@@ -41,6 +41,8 @@ export type Execution = components['schemas']['Execution'];
 export interface HandlerContext<K extends OperationId> {
   readonly operation: OperationEntry & { readonly operationId: K };
   readonly requestId: string;
+  /** When the request arrived (the injected clock), before any work: what "concurrent" is judged by. */
+  readonly receivedAt: number;
   readonly params: PathParams<K>;
   readonly query: QueryParams<K>;
   readonly body: RequestBody<K>;

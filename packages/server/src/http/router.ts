@@ -121,6 +121,7 @@ export function operationRouter(handlers: Handlers, services: Services): Router 
         const context = {
           operation: entry,
           requestId: requestIdOf(res),
+          receivedAt: (res.locals.receivedAt as number | undefined) ?? services.clock.now(),
           params: req.params,
           query: req.query,
           body: req.body,

@@ -144,10 +144,13 @@ export async function completeOperation(trx: Db, now: number, operationId: strin
 }
 
 /** The shared pair, while the sharing window is open and no token of it has been used or revoked; else undefined. */
-export async function sharedResult<T>({ db, clock }: Deps, operation: TokenOperationRow, canonical: string): Promise<T | undefined> {
+export async function sharedResult<T>({ db, clock }: Deps, operation: TokenOperationRow, canonical: string, receivedAt: number): Promise<T | undefined> {
   if (!operation.result_ciphertext) return undefined;
   const revoked = await db('tokens').where({ operation_id: operation.id }).whereNotNull('revoked_at').first('id');
-  if ((operation.share_until ?? 0) <= clock.now() || revoked !== undefined || (await operationTokensUsed(db, operation.id))) {
+  // Concurrency is judged by when the request arrived, not when this instance got to it (a cold or
+  // busy instance may reach a request of the same burst seconds later).
+  const arrivedInTime = receivedAt < (operation.share_until ?? 0) && clock.now() < (operation.share_until ?? 0) + SHARE_WINDOW_MS * 5;
+  if (!arrivedInTime || revoked !== undefined || (await operationTokensUsed(db, operation.id))) {
     await db('token_operations').where({ id: operation.id }).update({ result_ciphertext: null });
     return undefined;
   }

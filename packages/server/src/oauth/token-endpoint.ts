@@ -193,9 +193,9 @@ async function perform({ db, clock }: Deps, appId: string, operation: TokenOpera
  * An identical request to one already completed: the same pair inside the sharing window, the same
  * refusal for a failed one, and otherwise the resend rules (issued tokens are never sent again).
  */
-async function rejoin(deps: Deps, appId: string, operation: TokenOperationRow, body: TokenRequestBody, canonical: string): Promise<TokenResponse> {
+async function rejoin(deps: Deps, appId: string, operation: TokenOperationRow, body: TokenRequestBody, canonical: string, receivedAt: number): Promise<TokenResponse> {
   if (operation.state === 'FAILED') throw new ApiError(operation.error_code ?? 'INVALID_GRANT', 'This request failed before; it fails the same way again.');
-  const shared = await sharedResult<TokenResponse>(deps, operation, canonical);
+  const shared = await sharedResult<TokenResponse>(deps, operation, canonical, receivedAt);
   if (shared) return shared;
   const outcome = await deps.db.transaction(async (trx) => {
     const now = deps.clock.now();
@@ -224,11 +224,11 @@ async function refuseWhileMigrating(db: Db, grantType: GrantType, body: TokenReq
 }
 
 /** POST /oauth/token for an authenticated client: every request is an operation, identical ones are one. */
-export async function requestTokens(deps: Deps, appId: string, body: TokenRequestBody): Promise<TokenResponse> {
+export async function requestTokens(deps: Deps, appId: string, body: TokenRequestBody, receivedAt: number = deps.clock.now()): Promise<TokenResponse> {
   const grantType = checkGrantShape(body);
   await refuseWhileMigrating(deps.db, grantType, body);
   const canonical = canonicalBody(body);
   const claim = await claimOperation(deps, appId, grantType, requestHashOf(canonical));
   if (claim.owned) return perform(deps, appId, claim.operation, body, canonical);
-  return rejoin(deps, appId, await awaitCompletion(deps, claim.operation), body, canonical);
+  return rejoin(deps, appId, await awaitCompletion(deps, claim.operation), body, canonical, receivedAt);
 }

@@ -8,7 +8,7 @@ export const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
 /** `oauth.token`: POST /oauth/token, for the client authenticated by HTTP Basic. */
 const oauthToken: Handler<'oauth.token'> = async (context) => ({
   status: 200,
-  body: await requestTokens(context.services, clientOf(context).id, context.body as TokenRequestBody),
+  body: await requestTokens(context.services, clientOf(context).id, context.body as TokenRequestBody, context.receivedAt),
   headers: NO_STORE,
 });
 
