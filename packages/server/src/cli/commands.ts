@@ -10,7 +10,7 @@ import {
   revokeClientSecret,
   rotateClientSecret,
 } from '../platform/apps';
-import type { Deps } from '../platform/deps';
+import { type Deps, UUID_PATTERN } from '../platform/deps';
 import { installDirectly } from '../oauth/direct-install';
 import { listInstallations, uninstall } from '../platform/installations';
 import type { Store } from '../platform/stores';
@@ -60,10 +60,9 @@ interface Command extends CommandSpec {
   run(context: Context): Promise<Report>;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function checkUuid(value: string, what: string): string {
-  if (!UUID.test(value)) throw new UsageError(`${what} must be a UUID, not "${value}"`);
+  if (!UUID_PATTERN.test(value)) throw new UsageError(`${what} must be a UUID, not "${value}"`);
   return value;
 }
 

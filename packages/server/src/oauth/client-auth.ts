@@ -1,9 +1,8 @@
 import { checkSecret } from '../auth/secrets';
 import { ApiError } from '../http/errors';
 import { type App, authenticateClient } from '../platform/apps';
-import type { Deps } from '../platform/deps';
+import { type Deps, UUID_PATTERN } from '../platform/deps';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const invalidClient = (message: string) =>
   new ApiError('INVALID_CLIENT', message, { headers: { 'WWW-Authenticate': 'Basic realm="oauth", charset="UTF-8"' } });
@@ -35,7 +34,7 @@ export function parseBasic(header: string | undefined): BasicCredentials {
 export async function authenticateBasic(deps: Deps, header: string | undefined): Promise<App> {
   const { clientId, secret } = parseBasic(header);
   const presented = checkSecret('clientSecret', secret);
-  if (!UUID.test(clientId) || !presented.ok) throw invalidClient('Client authentication failed.');
+  if (!UUID_PATTERN.test(clientId) || !presented.ok) throw invalidClient('Client authentication failed.');
   const app = await authenticateClient(deps, clientId.toLowerCase(), presented.hash);
   if (!app) throw invalidClient('Client authentication failed.');
   return app;

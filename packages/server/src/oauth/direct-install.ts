@@ -25,28 +25,46 @@ export async function installDirectly(
   }
 }
 
+export interface OwnerApproval {
+  storeId: string;
+  appId: string;
+  scopes: string[];
+  redirectUri: string;
+  codeChallenge: string;
+  versionId?: string;
+}
+
+/**
+ * The store's owner approves an authorization request (every check of authorize, the consent record,
+ * the installation) and the code is returned instead of redirected. Refusals are the interface's
+ * ApiErrors.
+ */
+export async function approveAsOwner(deps: Deps, approval: OwnerApproval): Promise<string> {
+  const store = await findStore(deps.db, approval.storeId);
+  if (!store) throw new PlatformError(`No store ${approval.storeId}`);
+  const request = await validateAuthorization(deps, {
+    response_type: 'code',
+    client_id: approval.appId,
+    store_id: approval.storeId,
+    redirect_uri: approval.redirectUri,
+    state: randomBytes(16).toString('base64url'),
+    code_challenge: approval.codeChallenge,
+    code_challenge_method: 'S256',
+    scope: approval.scopes.join(' '),
+    ...(approval.versionId ? { version_id: approval.versionId } : {}),
+  });
+  const session = `operator:${randomBytes(16).toString('hex')}`;
+  const requestId = await rememberAuthorization(deps, session, store.owner_id, request);
+  const outcome = await answerConsent(deps, { requestId, sessionHash: session, approve: true, optionalScopesKept: approval.scopes });
+  if (!outcome.ok) throw new PlatformError(outcome.reason);
+  return new URL(outcome.location).searchParams.get('code') as string;
+}
+
 async function install(
   deps: Deps,
   input: { storeId: string; appId: string; scopes: string[]; redirectUri: string; versionId?: string },
 ): Promise<TokenResponse> {
-  const store = await findStore(deps.db, input.storeId);
-  if (!store) throw new PlatformError(`No store ${input.storeId}`);
   const verifier = randomBytes(32).toString('base64url');
-  const request = await validateAuthorization(deps, {
-    response_type: 'code',
-    client_id: input.appId,
-    store_id: input.storeId,
-    redirect_uri: input.redirectUri,
-    state: randomBytes(16).toString('base64url'),
-    code_challenge: s256(verifier),
-    code_challenge_method: 'S256',
-    scope: input.scopes.join(' '),
-    ...(input.versionId ? { version_id: input.versionId } : {}),
-  });
-  const session = `operator:${randomBytes(16).toString('hex')}`;
-  const requestId = await rememberAuthorization(deps, session, store.owner_id, request);
-  const outcome = await answerConsent(deps, { requestId, sessionHash: session, approve: true, optionalScopesKept: input.scopes });
-  if (!outcome.ok) throw new PlatformError(outcome.reason);
-  const code = new URL(outcome.location).searchParams.get('code') as string;
-  return requestTokens(deps, request.app.id, { grant_type: 'authorization_code', code, redirect_uri: input.redirectUri, code_verifier: verifier });
+  const code = await approveAsOwner(deps, { ...input, codeChallenge: s256(verifier) });
+  return requestTokens(deps, input.appId, { grant_type: 'authorization_code', code, redirect_uri: input.redirectUri, code_verifier: verifier });
 }

@@ -19,5 +19,13 @@ export function fromJsonList(text: string): string[] {
   return value;
 }
 
-/** Runs `work` in a transaction (SQLite and PostgreSQL alike). */
-export const inTransaction = <T>(db: Knex, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> => db.transaction(work);
+/**
+ * Runs `work` in a transaction: the one `db` already is (a request under an Idempotency-Key runs in
+ * the key's transaction), else a new one. On SQLite, whose pool has one connection, work must use
+ * only the `trx` it is given.
+ */
+export const inTransaction = <T>(db: Db, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> =>
+  db.isTransaction ? work(db as Knex.Transaction) : db.transaction(work);
+
+/** A UUID, as ids of stores, apps, installations and clients are. */
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -3,8 +3,7 @@ import type { Knex } from 'knex';
 import { createApp } from '../../src/app';
 import { ManualClock } from '../../src/clock';
 import { migrateToLatest } from '../../src/db/migrate';
-import { validateAuthorization } from '../../src/oauth/authorize';
-import { answerConsent, rememberAuthorization } from '../../src/oauth/consent';
+import { approveAsOwner } from '../../src/oauth/direct-install';
 import { s256 } from '../../src/oauth/pkce';
 import { ALL_SCOPES } from '../../src/oauth/scopes';
 import { type TokenResponse, requestTokens } from '../../src/oauth/token-endpoint';
@@ -88,23 +87,8 @@ export async function createTestApp(
 }
 
 /** Consent as the store owner (through the domain, not the browser) and return the code. */
-export async function approveAndGetCode(h: Harness, store: StoreFixture, client: AppFixture, scopes: string[], challenge = RFC7636_CHALLENGE): Promise<string> {
-  const request = await validateAuthorization(h.services, {
-    response_type: 'code',
-    client_id: client.app.id,
-    store_id: store.store.id,
-    redirect_uri: REDIRECT_URI,
-    state: 'state-0123456789abcdef',
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-    scope: scopes.join(' '),
-  });
-  const requestId = await rememberAuthorization(h.services, 'test-session', store.owner.id, request);
-  const outcome = await answerConsent(h.services, { requestId, sessionHash: 'test-session', approve: true, optionalScopesKept: scopes });
-  if (!outcome.ok) throw new Error(outcome.reason);
-  const code = new URL(outcome.location).searchParams.get('code');
-  if (!code) throw new Error(`No code in ${outcome.location}`);
-  return code;
+export function approveAndGetCode(h: Harness, store: StoreFixture, client: AppFixture, scopes: string[], challenge = RFC7636_CHALLENGE): Promise<string> {
+  return approveAsOwner(h.services, { storeId: store.store.id, appId: client.app.id, scopes, redirectUri: REDIRECT_URI, codeChallenge: challenge });
 }
 
 /** Installs the app with these scopes and exchanges the code: a fresh token pair. */

@@ -5,7 +5,7 @@ import type { PageInfo } from '../../http/envelope';
 import { ApiError, type ErrorDetail, isApiError } from '../../http/errors';
 import { type TaggedResource, etagOf, requireCurrent } from '../../http/etag';
 import { type PageRequest, keysetPage } from '../../http/paging';
-import type { Db } from '../../platform/deps';
+import { type Db, inTransaction } from '../../platform/deps';
 
 /**
  * Categories of a store: the repository and its rules. Every query is scoped by `store_id`. A name
@@ -251,11 +251,6 @@ async function guardUnique<T>(write: () => Promise<T>, name: string | undefined)
     if (column === 'slug') throw slugTaken();
     throw error;
   }
-}
-
-/** Runs `work` in a transaction: the one `db` already is, else a new one. */
-function inTransaction<T>(db: Db, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  return db.isTransaction ? work(db as Knex.Transaction) : db.transaction(work);
 }
 
 /**

@@ -4,9 +4,9 @@ import { toIso } from '../../clock';
 import { ApiError, type ErrorDetail } from '../../http/errors';
 import type { PageInfo } from '../../http/envelope';
 import { type PageRequest, keysetPage } from '../../http/paging';
-import type { Db } from '../../platform/deps';
+import { type Db, inTransaction } from '../../platform/deps';
 import { recordEvent } from '../../platform/outbox';
-import { type ProductChange, inTransactionOf, productIdOf, recordProductUpdated, requireProductRow, touchProduct } from './product-media';
+import { type ProductChange, productIdOf, recordProductUpdated, requireProductRow, touchProduct } from './product-media';
 import type { ProductRow } from './products';
 
 export type InventoryItem = components['schemas']['InventoryItem'];
@@ -152,7 +152,7 @@ async function insertAdjustment(trx: Knex.Transaction, row: Omit<AdjustmentRow, 
  */
 export async function adjustInventory(db: Db, change: ProductChange, request: InventoryAdjustmentCreate): Promise<InventoryAdjustment> {
   const productId = productIdOf(change.pathId);
-  return inTransactionOf(db, async (trx) => {
+  return inTransaction(db, async (trx) => {
     const { product_kind: kind } = await requireProductRow(trx, change.storeId, productId);
     checkCodes(kind, request);
     const { delta } = request;

@@ -2,9 +2,9 @@ import type { components } from '@svc/contract';
 import type { Knex } from 'knex';
 import { toIso } from '../../clock';
 import { ApiError, type ErrorDetail } from '../../http/errors';
-import type { Db } from '../../platform/deps';
+import { type Db, inTransaction } from '../../platform/deps';
 import { recordEvent } from '../../platform/outbox';
-import { MAX_ROW_ID, type ProductRow, categoryNameOf, findProductRow, inUnitOfWork, notFound, productView } from './products';
+import { MAX_ROW_ID, type ProductRow, categoryNameOf, findProductRow, notFound, productView } from './products';
 
 export type ProductMedia = components['schemas']['ProductMedia'];
 export type MediaImage = components['schemas']['MediaImage'];
@@ -29,8 +29,6 @@ export async function requireProductRow(db: Db, storeId: string, productId: numb
   return row;
 }
 
-/** Runs `work` in a transaction: `db` itself when it already is one (an Idempotency-Key request), else a new one. */
-export const inTransactionOf = <T>(db: Db, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> => inUnitOfWork(db, (trx) => work(trx as Knex.Transaction));
 
 export type ProductColumns = Partial<Pick<ProductRow, 'slug' | 'keywords' | 'seo_title' | 'seo_description' | 'og_image' | 'images'>>;
 
@@ -109,7 +107,7 @@ export interface ProductChange {
 export async function replaceProductMedia(db: Db, change: ProductChange, input: readonly MediaImageInput[]): Promise<ProductMedia> {
   const productId = productIdOf(change.pathId);
   const images = arrangeImages(input);
-  return inTransactionOf(db, async (trx) => {
+  return inTransaction(db, async (trx) => {
     const row = await touchProduct(trx, change.storeId, productId, change.now, { images: JSON.stringify(images) });
     await recordProductUpdated(trx, row, change);
     return productMediaOf(row);

@@ -2,12 +2,11 @@ import type { components } from '@svc/contract';
 import type { Knex } from 'knex';
 import { toIso } from '../../clock';
 import { ApiError } from '../../http/errors';
-import type { Db } from '../../platform/deps';
+import { type Db, inTransaction } from '../../platform/deps';
 import {
   type ProductChange,
   type ProductColumns,
   requireProductRow,
-  inTransactionOf,
   keywordsOf,
   productIdOf,
   recordProductUpdated,
@@ -71,7 +70,7 @@ async function assertSlugFree(trx: Knex.Transaction, storeId: string, productId:
 export async function updateProductSeo(db: Db, change: ProductChange, update: ProductSeoUpdate): Promise<ProductSeo> {
   const productId = productIdOf(change.pathId);
   const columns = columnsOf(update);
-  return inTransactionOf(db, async (trx) => {
+  return inTransaction(db, async (trx) => {
     await requireProductRow(trx, change.storeId, productId);
     if (typeof columns.slug === 'string') await assertSlugFree(trx, change.storeId, productId, columns.slug);
     let row: ProductRow;

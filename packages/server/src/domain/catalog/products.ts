@@ -1,9 +1,8 @@
 import type { components } from '@svc/contract';
-import type { Knex } from 'knex';
 import { toIso } from '../../clock';
 import type { TaggedResource } from '../../http/etag';
 import { ApiError } from '../../http/errors';
-import type { Db } from '../../platform/deps';
+import { type Db, inTransaction } from '../../platform/deps';
 import { recordEvent } from '../../platform/outbox';
 import { nameKeyOf } from './categories';
 import { fromHalalas, toHalalas } from './money';
@@ -78,10 +77,6 @@ export const notFound = () => new ApiError('NOT_FOUND', 'No product with that id
 const invalidBody = (field: string, message: string) =>
   new ApiError('VALIDATION_FAILED', 'The request is not valid.', { details: [{ location: 'body', field, message }] });
 
-/** "Run in a transaction unless already in one": the idempotency layer may have opened it. */
-export function inUnitOfWork<T>(db: Db, work: (trx: Db) => Promise<T>): Promise<T> {
-  return db.isTransaction ? work(db) : (db as Knex).transaction((trx) => work(trx));
-}
 
 // ---------------------------------------------------------------------------------------------
 // The view
@@ -262,7 +257,7 @@ export interface ProductChange {
  * `product.created` in the same transaction.
  */
 export async function createProduct(db: Db, actor: CatalogActor, body: ProductCreate): Promise<ProductChange> {
-  return inUnitOfWork(db, async (trx) => {
+  return inTransaction(db, async (trx) => {
     const price = body.price === undefined ? 0 : toHalalas(body.price);
     const oldPrice = body.old_price === undefined || body.old_price === null ? null : toHalalas(body.old_price);
     requireOldPriceAbove(price, oldPrice);
@@ -322,7 +317,7 @@ async function updateProduct(
   precondition: Precondition,
   changesFor: (current: ProductRow, trx: Db) => Promise<Partial<ProductRow>>,
 ): Promise<ProductChange> {
-  return inUnitOfWork(db, async (trx) => {
+  return inTransaction(db, async (trx) => {
     const current = await findProductRow(trx, actor.storeId, id);
     if (!current) throw notFound();
     precondition(current);
