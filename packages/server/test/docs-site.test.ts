@@ -12,7 +12,7 @@ import { createServices } from '../src/services';
 
 const indexFile = path.join(docsSiteDir, 'index.html');
 // The docs site needs no database: an in-memory SQLite that is never queried.
-const db = knex({ client: 'sqlite3', connection: { filename: ':memory:' }, useNullAsDefault: true });
+const db = knex({ client: 'better-sqlite3', connection: { filename: ':memory:' }, useNullAsDefault: true });
 const services = createServices({ db, clock: new ManualClock(), rateLimits: { perInstallation: 1, perClient: 1 } });
 const app = createApp({ config: { validateResponses: true, exposeInternalErrors: true }, services });
 afterAll(() => db.destroy());

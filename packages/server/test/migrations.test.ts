@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { migrateToLatest, rollbackAll } from '../src/db/migrate';
+import { brokenUniqueIndex } from '../src/platform/deps';
 import { testDatabases } from './support/databases';
 
 const TABLES = [
@@ -30,7 +31,13 @@ describe.each(testDatabases())('schema on $name', (testDatabase) => {
     await database('stores').insert(store);
     const read = await database('stores').where({ id: store.id }).first();
     expect(read).toMatchObject({ created_at: 1795338000456, currency: 'SAR', timezone: 'Asia/Riyadh', routing_state: 'active', route_epoch: 1 });
-    await expect(database('stores').insert({ ...store, id: randomUUID() })).rejects.toThrow();
+    // The driver's error is read as the unique index it broke (better-sqlite3's errors come from
+    // another realm under jest, so they are inspected, not matched with instanceof).
+    const refused = await database('stores').insert({ ...store, id: randomUUID() }).then(() => undefined, (error: unknown) => error);
+    expect(brokenUniqueIndex(refused)).toContain('domain');
+    expect(brokenUniqueIndex(new Error('UNIQUE constraint failed: stores.domain'))).toBeUndefined();
+    const [{ n }] = await database('stores').where({ domain: store.domain }).count({ n: '*' });
+    expect(Number(n)).toBe(1);
   });
 
   it('rolls every table back', async () => {

@@ -7,6 +7,12 @@ import type { Config } from '../config';
 // Instants are stored as epoch milliseconds in bigint columns: read them back as numbers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
 
+const SQLITE_PRAGMAS = [
+  'journal_mode = WAL',
+  'foreign_keys = ON',
+  'busy_timeout = 5000',
+];
+
 export interface DatabaseOptions {
   /** PostgreSQL: the schema to work in (tests give each suite its own). */
   pgSchema?: string;
@@ -21,16 +27,21 @@ export function createDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, 
   }
   fs.mkdirSync(config.dataDir, { recursive: true });
   return knex({
-    client: 'sqlite3',
+    // better-sqlite3 is synchronous: no hand-off to libuv's thread pool per statement (~0.45 ms each with sqlite3).
+    client: 'better-sqlite3',
     connection: { filename: path.join(config.dataDir, sqliteFile) },
     useNullAsDefault: true,
     pool: {
+      // One connection: SQLite has one writer, and knex runs a transaction on the connection it holds.
       min: 1,
       max: 1,
-      afterCreate(connection: { run(sql: string, done: (error: Error | null) => void): void }, done: (error: Error | null) => void) {
-        connection.run('PRAGMA journal_mode = WAL', () =>
-          connection.run('PRAGMA foreign_keys = ON', () => connection.run('PRAGMA busy_timeout = 5000', done)),
-        );
+      afterCreate(connection: { pragma(statement: string): unknown }, done: (error: Error | null) => void) {
+        try {
+          for (const pragma of SQLITE_PRAGMAS) connection.pragma(pragma);
+          done(null);
+        } catch (error) {
+          done(error as Error);
+        }
       },
     },
   });

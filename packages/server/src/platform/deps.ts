@@ -29,3 +29,15 @@ export const inTransaction = <T>(db: Db, work: (trx: Knex.Transaction) => Promis
 
 /** A UUID, as ids of stores, apps, installations and clients are. */
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * What names the unique index a write broke, or undefined when the error is anything else:
+ * PostgreSQL's constraint name (error 23505), SQLite's `UNIQUE constraint failed: table.column, …`
+ * message (better-sqlite3 codes SQLITE_CONSTRAINT_UNIQUE / _PRIMARYKEY).
+ */
+export function brokenUniqueIndex(error: unknown): string | undefined {
+  const { code, constraint, message } = (error ?? {}) as { code?: unknown; constraint?: unknown; message?: unknown };
+  if (code === '23505') return typeof constraint === 'string' ? constraint : '';
+  const sqliteUnique = typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT') && typeof message === 'string' && message.includes('UNIQUE constraint failed');
+  return sqliteUnique ? (message as string).slice(message.indexOf('UNIQUE constraint failed')) : undefined;
+}

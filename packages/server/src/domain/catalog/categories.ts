@@ -5,7 +5,7 @@ import type { PageInfo } from '../../http/envelope';
 import { ApiError, type ErrorDetail, isApiError } from '../../http/errors';
 import { type TaggedResource, etagOf, requireCurrent } from '../../http/etag';
 import { type PageRequest, keysetPage } from '../../http/paging';
-import { type Db, inTransaction } from '../../platform/deps';
+import { type Db, brokenUniqueIndex, inTransaction } from '../../platform/deps';
 
 /**
  * Categories of a store: the repository and its rules. Every query is scoped by `store_id`. A name
@@ -228,10 +228,8 @@ type UniqueColumn = 'name' | 'slug';
 
 /** Which of the category's unique indexes a write broke (a concurrent writer won the race), if any. */
 function brokenUnique(error: unknown): UniqueColumn | undefined {
-  const { code, constraint, message } = (error ?? {}) as { code?: unknown; constraint?: unknown; message?: unknown };
-  const unique = code === '23505' || (code === 'SQLITE_CONSTRAINT' && typeof message === 'string' && message.includes('UNIQUE'));
-  if (!unique) return undefined;
-  const text = `${typeof constraint === 'string' ? constraint : ''} ${typeof message === 'string' ? message : ''}`;
+  const text = brokenUniqueIndex(error);
+  if (text === undefined) return undefined;
   if (text.includes('name_key')) return 'name';
   if (text.includes('slug')) return 'slug';
   return undefined;

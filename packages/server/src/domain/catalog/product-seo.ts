@@ -2,7 +2,7 @@ import type { components } from '@svc/contract';
 import type { Knex } from 'knex';
 import { toIso } from '../../clock';
 import { ApiError } from '../../http/errors';
-import { type Db, inTransaction } from '../../platform/deps';
+import { type Db, brokenUniqueIndex, inTransaction } from '../../platform/deps';
 import {
   type ProductChange,
   type ProductColumns,
@@ -51,12 +51,6 @@ const slugTaken = () =>
     details: [{ location: 'body', field: '/slug', message: 'is already used by another product of this store' }],
   });
 
-/** A unique index refused the write (PostgreSQL 23505, SQLite SQLITE_CONSTRAINT … UNIQUE). */
-function isUniqueViolation(error: unknown): boolean {
-  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  return code === '23505' || (code === 'SQLITE_CONSTRAINT' && typeof message === 'string' && message.includes('UNIQUE'));
-}
-
 async function assertSlugFree(trx: Knex.Transaction, storeId: string, productId: number, slug: string): Promise<void> {
   const other = await trx('products').where({ store_id: storeId, slug }).whereNot({ id: productId }).first('id');
   if (other) throw slugTaken();
@@ -77,7 +71,7 @@ export async function updateProductSeo(db: Db, change: ProductChange, update: Pr
     try {
       row = await touchProduct(trx, change.storeId, productId, change.now, columns);
     } catch (error) {
-      throw isUniqueViolation(error) ? slugTaken() : error;
+      throw brokenUniqueIndex(error)?.includes('slug') ? slugTaken() : error;
     }
     await recordProductUpdated(trx, row, change);
     return productSeoOf(row);

@@ -2,7 +2,7 @@ import type { components } from '@svc/contract';
 import { toIso } from '../../clock';
 import type { TaggedResource } from '../../http/etag';
 import { ApiError } from '../../http/errors';
-import { type Db, inTransaction } from '../../platform/deps';
+import { type Db, brokenUniqueIndex, inTransaction } from '../../platform/deps';
 import { recordEvent } from '../../platform/outbox';
 import { nameKeyOf } from './categories';
 import { fromHalalas, toHalalas } from './money';
@@ -225,12 +225,6 @@ function imagesOfCreate(body: ProductCreate): StoredImage[] {
 /** The create body's device list as the stored set (`{"ios": true}`). */
 const deviceSet = (devices: readonly string[]) => JSON.stringify(Object.fromEntries(devices.map((device) => [device, true])));
 
-function isUniqueViolation(error: unknown, column: string): boolean {
-  const { code, message, constraint } = (error ?? {}) as { code?: unknown; message?: unknown; constraint?: unknown };
-  if (code === '23505') return typeof constraint === 'string' && constraint.includes(column);
-  return typeof message === 'string' && /UNIQUE constraint failed/.test(message) && message.includes(`.${column}`);
-}
-
 const slugTaken = (slug: string) => new ApiError('SLUG_TAKEN', `Another product of this store has the slug "${slug}".`);
 
 /** 409 SLUG_TAKEN when another product of the store has the slug. */
@@ -292,7 +286,7 @@ export async function createProduct(db: Db, actor: CatalogActor, body: ProductCr
         })
         .returning('id');
     } catch (error) {
-      if (body.slug !== undefined && isUniqueViolation(error, 'slug')) throw slugTaken(body.slug);
+      if (body.slug !== undefined && brokenUniqueIndex(error)?.includes('slug')) throw slugTaken(body.slug);
       throw error;
     }
     const [first] = inserted;
