@@ -1,5 +1,5 @@
 import { type OperationEntry, type OperationId, operationTable } from '@svc/contract';
-import { type NextFunction, type Request, type Response, Router } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { type Principal, authenticateBearer, requireScopes } from '../auth/bearer';
 import type { Handlers } from '../generated/handlers';
 import { authenticateBasic } from '../oauth/client-auth';
@@ -108,14 +108,28 @@ async function execute(handler: (context: HandlerContext<OperationId>) => Promis
   return { status: result.status, body: result.replayed ? withRequestId(result.body, context.requestId) : result.body, headers };
 }
 
-/** Mounts every operation of the generated table on its handler; fails at start-up if one is missing. */
-export function operationRouter(handlers: Handlers, services: Services): Router {
-  const router = Router();
+type RouteHandler = (req: Request, res: Response, next: NextFunction) => Promise<void>;
+
+/** What the spec validator matched the request to (it runs first and sets `req.openapi`). */
+interface MatchedOperation {
+  schema?: { operationId?: string };
+  pathParams?: Record<string, string>;
+}
+
+const matchedOperation = (req: Request): MatchedOperation | undefined => (req as Request & { openapi?: MatchedOperation }).openapi;
+
+/**
+ * Runs each operation of the generated table on its handler; fails at start-up if one is missing.
+ * The route was matched once already, by the spec validator: the handler is found by its operationId
+ * and its path parameters, not by a second walk through every route.
+ */
+export function operationRouter(handlers: Handlers, services: Services): RequestHandler {
+  const routes = new Map<string, RouteHandler>();
   for (const entry of Object.values(operationTable) as OperationEntry[]) {
     const operationId = entry.operationId as OperationId;
     const handler = handlers[operationId] as unknown as ((context: HandlerContext<OperationId>) => Promise<Answer>) | undefined;
     if (typeof handler !== 'function') throw new Error(`No handler for operation ${operationId}`);
-    router[entry.method](entry.expressPath, async (req: Request, res: Response, next: NextFunction) => {
+    routes.set(operationId, async (req, res, next) => {
       try {
         const caller = await identify(services, entry, req, res);
         const context = {
@@ -137,5 +151,12 @@ export function operationRouter(handlers: Handlers, services: Services): Router 
       }
     });
   }
-  return router;
+  return (req, res, next) => {
+    const matched = matchedOperation(req);
+    const route = matched?.schema?.operationId === undefined ? undefined : routes.get(matched.schema.operationId);
+    if (!route) return next();
+    // Express gives every middleware layer its own (here empty) params: the validator's are the path's.
+    req.params = matched?.pathParams ?? {};
+    void route(req, res, next);
+  };
 }
