@@ -13,6 +13,37 @@ const SQLITE_PRAGMAS = [
   'busy_timeout = 5000',
 ];
 
+/** The part of a better-sqlite3 connection this module touches. */
+interface SqliteConnection {
+  pragma(statement: string): unknown;
+  prepare(sql: string): unknown;
+}
+
+/** Prepared statements kept per connection: knex generates the same SQL text for the same query shape. */
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Makes `prepare` reuse the statement prepared earlier for the same SQL (least recently used ones
+ * are dropped beyond {@link STATEMENT_CACHE_SIZE}). Compiling SQL is most of a simple query's cost,
+ * and knex prepares anew for every query. Reuse is safe: knex runs statements to completion
+ * (`all`/`run`, never a pending `iterate`), and SQLite re-prepares one whose schema changed.
+ */
+function cacheStatements(connection: SqliteConnection): void {
+  const prepare = connection.prepare.bind(connection);
+  const statements = new Map<string, unknown>();
+  connection.prepare = (sql: string) => {
+    let statement = statements.get(sql);
+    if (statement === undefined) {
+      statement = prepare(sql);
+      if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value as string);
+    } else {
+      statements.delete(sql);
+    }
+    statements.set(sql, statement);
+    return statement;
+  };
+}
+
 export interface DatabaseOptions {
   /** PostgreSQL: the schema to work in (tests give each suite its own). */
   pgSchema?: string;
@@ -35,9 +66,10 @@ export function createDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, 
       // One connection: SQLite has one writer, and knex runs a transaction on the connection it holds.
       min: 1,
       max: 1,
-      afterCreate(connection: { pragma(statement: string): unknown }, done: (error: Error | null) => void) {
+      afterCreate(connection: SqliteConnection, done: (error: Error | null) => void) {
         try {
           for (const pragma of SQLITE_PRAGMAS) connection.pragma(pragma);
+          cacheStatements(connection);
           done(null);
         } catch (error) {
           done(error as Error);

@@ -139,11 +139,16 @@ export function productTag(row: ProductRow): TaggedResource {
 // ---------------------------------------------------------------------------------------------
 // Reads
 
+/** A row id from a path: undefined when it cannot name a row (not a positive integer in range). */
+function rowIdOf(id: number | string): number | undefined {
+  const rowId = Number(id);
+  return Number.isSafeInteger(rowId) && rowId >= 1 && rowId <= MAX_ROW_ID ? rowId : undefined;
+}
+
 /** The product with this id in this store; undefined when absent or another store's. */
 export async function findProductRow(db: Db, storeId: string, id: number | string): Promise<ProductRow | undefined> {
-  const productId = Number(id);
-  if (!Number.isSafeInteger(productId) || productId < 1 || productId > MAX_ROW_ID) return undefined;
-  return db<ProductRow>('products').where({ store_id: storeId, id: productId }).first();
+  const productId = rowIdOf(id);
+  return productId === undefined ? undefined : db<ProductRow>('products').where({ store_id: storeId, id: productId }).first();
 }
 
 /** The name of the row's category, or null. */
@@ -153,10 +158,23 @@ export async function categoryNameOf(db: Db, row: Pick<ProductRow, 'store_id' | 
   return category?.name ?? null;
 }
 
+export type ProductListRow = ProductRow & { category_name: string | null };
+
+/** The store's products, each with its category's name: one query reads both. */
+const productsWithCategoryName = (db: Db, storeId: string) =>
+  db('products as p')
+    .leftJoin('categories as c', function joinCategory() {
+      this.on('c.id', '=', 'p.category_id').andOn('c.store_id', '=', 'p.store_id');
+    })
+    .select<ProductListRow[]>('p.*', 'c.name as category_name')
+    .where('p.store_id', storeId);
+
 /** The product and its view; undefined when absent or another store's. */
 export async function loadProduct(db: Db, storeId: string, id: number | string): Promise<{ row: ProductRow; view: Product } | undefined> {
-  const row = await findProductRow(db, storeId, id);
-  return row && { row, view: productView(row, await categoryNameOf(db, row)) };
+  const productId = rowIdOf(id);
+  if (productId === undefined) return undefined;
+  const row = await productsWithCategoryName(db, storeId).where('p.id', productId).first<ProductListRow | undefined>();
+  return row && { row, view: productView(row, row.category_name) };
 }
 
 /** The category's id by name, case-insensitively (names are unique per store that way); 422 CATEGORY_NOT_FOUND. */
@@ -176,8 +194,6 @@ export interface ProductFilters {
   updatedSince?: number | undefined;
 }
 
-export type ProductListRow = ProductRow & { category_name: string | null };
-
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (character) => `\\${character}`);
 
 /**
@@ -185,12 +201,7 @@ const escapeLike = (text: string) => text.replace(/[\\%_]/g, (character) => `\\$
  * `take` rows, each with its category's name. Reads the `(store_id, …, id)` indexes, never OFFSET.
  */
 export async function listProductRows(db: Db, storeId: string, filters: ProductFilters, afterId: number | undefined, take: number): Promise<ProductListRow[]> {
-  const query = db('products as p')
-    .leftJoin('categories as c', function joinCategory() {
-      this.on('c.id', '=', 'p.category_id').andOn('c.store_id', '=', 'p.store_id');
-    })
-    .select<ProductListRow[]>('p.*', 'c.name as category_name')
-    .where('p.store_id', storeId);
+  const query = productsWithCategoryName(db, storeId);
   if (filters.status !== undefined) query.where('p.status', filters.status);
   if (filters.category !== undefined) {
     query.whereIn('p.category_id', db('categories').select('id').where({ store_id: storeId, name_key: nameKeyOf(filters.category) }));
