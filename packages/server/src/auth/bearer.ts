@@ -1,4 +1,5 @@
 import type { OperationEntry } from '@svc/contract';
+import { selectRows } from '../db/reads';
 import { ApiError } from '../http/errors';
 import { fromJsonList } from '../platform/deps';
 import { storeMigrating } from '../platform/stores';
@@ -60,37 +61,23 @@ function bearerOf(header: string | undefined): string {
   return match[1] as string;
 }
 
-/** One query: the token with its grant, installation, app and store. */
-function loadTokenContext(services: Services, tokenHash: string): Promise<TokenContextRow | undefined> {
-  return services
-    .db('tokens as t')
-    .join('grants as g', 'g.id', 't.grant_id')
-    .join('installations as i', 'i.id', 't.installation_id')
-    .join('apps as a', 'a.id', 'i.app_id')
-    .join('stores as s', 's.id', 't.store_id')
-    .where({ 't.token_hash': tokenHash, 't.kind': 'access' })
-    .first<TokenContextRow | undefined>({
-      token_id: 't.id',
-      token_store_id: 't.store_id',
-      expires_at: 't.expires_at',
-      token_revoked_at: 't.revoked_at',
-      first_used_at: 't.first_used_at',
-      grant_revoked_at: 'g.revoked_at',
-      grant_generation: 'g.generation',
-      grant_scopes: 'g.scopes',
-      installation_id: 'i.id',
-      installation_status: 'i.status',
-      installation_generation: 'i.generation',
-      installation_scopes: 'i.granted_scopes',
-      installed_at: 'i.installed_at',
-      grant_revision: 'i.grant_revision',
-      version_id: 'i.version_id',
-      app_id: 'a.id',
-      app_name: 'a.name',
-      auth_epoch: 'a.auth_epoch',
-      routing_state: 's.routing_state',
-      route_epoch: 's.route_epoch',
-    });
+/** One query (every request makes it, so it is plain SQL): the token with its grant, installation, app and store. */
+const TOKEN_CONTEXT_SQL = `
+  select t.id as token_id, t.store_id as token_store_id, t.expires_at, t.revoked_at as token_revoked_at, t.first_used_at,
+         g.revoked_at as grant_revoked_at, g.generation as grant_generation, g.scopes as grant_scopes,
+         i.id as installation_id, i.status as installation_status, i.generation as installation_generation,
+         i.granted_scopes as installation_scopes, i.installed_at, i.grant_revision, i.version_id,
+         a.id as app_id, a.name as app_name, a.auth_epoch, s.routing_state, s.route_epoch
+  from tokens t
+  join grants g on g.id = t.grant_id
+  join installations i on i.id = t.installation_id
+  join apps a on a.id = i.app_id
+  join stores s on s.id = t.store_id
+  where t.token_hash = ? and t.kind = 'access'`;
+
+async function loadTokenContext(services: Services, tokenHash: string): Promise<TokenContextRow | undefined> {
+  const [row] = await selectRows<TokenContextRow>(services.db, TOKEN_CONTEXT_SQL, [tokenHash]);
+  return row;
 }
 
 /**

@@ -3,6 +3,7 @@ import path from 'node:path';
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
 import type { Config } from '../config';
+import { attachSqliteReader, cacheStatements } from './reads';
 
 // Instants are stored as epoch milliseconds in bigint columns: read them back as numbers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
@@ -19,31 +20,6 @@ interface SqliteConnection {
   prepare(sql: string): unknown;
 }
 
-/** Prepared statements kept per connection: knex generates the same SQL text for the same query shape. */
-const STATEMENT_CACHE_SIZE = 500;
-
-/**
- * Makes `prepare` reuse the statement prepared earlier for the same SQL (least recently used ones
- * are dropped beyond {@link STATEMENT_CACHE_SIZE}). Compiling SQL is most of a simple query's cost,
- * and knex prepares anew for every query. Reuse is safe: knex runs statements to completion
- * (`all`/`run`, never a pending `iterate`), and SQLite re-prepares one whose schema changed.
- */
-function cacheStatements(connection: SqliteConnection): void {
-  const prepare = connection.prepare.bind(connection);
-  const statements = new Map<string, unknown>();
-  connection.prepare = (sql: string) => {
-    let statement = statements.get(sql);
-    if (statement === undefined) {
-      statement = prepare(sql);
-      if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value as string);
-    } else {
-      statements.delete(sql);
-    }
-    statements.set(sql, statement);
-    return statement;
-  };
-}
-
 export interface DatabaseOptions {
   /** PostgreSQL: the schema to work in (tests give each suite its own). */
   pgSchema?: string;
@@ -57,10 +33,11 @@ export function createDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, 
     return knex({ client: 'pg', connection: config.databaseUrl, pool: { min: 0, max: 10 }, ...(pgSchema ? { searchPath: [pgSchema] } : {}) });
   }
   fs.mkdirSync(config.dataDir, { recursive: true });
-  return knex({
+  const filename = path.join(config.dataDir, sqliteFile);
+  const db = knex({
     // better-sqlite3 is synchronous: no hand-off to libuv's thread pool per statement (~0.45 ms each with sqlite3).
     client: 'better-sqlite3',
-    connection: { filename: path.join(config.dataDir, sqliteFile) },
+    connection: { filename },
     useNullAsDefault: true,
     pool: {
       // One connection: SQLite has one writer, and knex runs a transaction on the connection it holds.
@@ -77,6 +54,8 @@ export function createDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, 
       },
     },
   });
+  attachSqliteReader(db, filename);
+  return db;
 }
 
 export function describeDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): string {

@@ -2,6 +2,7 @@ import type { components } from '@svc/contract';
 import { toIso } from '../../clock';
 import type { TaggedResource } from '../../http/etag';
 import { ApiError } from '../../http/errors';
+import { type SqlValue, selectRows } from '../../db/reads';
 import { type Db, brokenUniqueIndex, inTransaction } from '../../platform/deps';
 import { recordEvent } from '../../platform/outbox';
 import { nameKeyOf } from './categories';
@@ -160,20 +161,18 @@ export async function categoryNameOf(db: Db, row: Pick<ProductRow, 'store_id' | 
 
 export type ProductListRow = ProductRow & { category_name: string | null };
 
-/** The store's products, each with its category's name: one query reads both. */
-const productsWithCategoryName = (db: Db, storeId: string) =>
-  db('products as p')
-    .leftJoin('categories as c', function joinCategory() {
-      this.on('c.id', '=', 'p.category_id').andOn('c.store_id', '=', 'p.store_id');
-    })
-    .select<ProductListRow[]>('p.*', 'c.name as category_name')
-    .where('p.store_id', storeId);
+/** The store's products, each with its category's name: one query reads both (plain SQL: every read makes it). */
+const PRODUCTS_WITH_CATEGORY_NAME_SQL = `
+  select p.*, c.name as category_name
+  from products p
+  left join categories c on c.id = p.category_id and c.store_id = p.store_id
+  where p.store_id = ?`;
 
 /** The product and its view; undefined when absent or another store's. */
 export async function loadProduct(db: Db, storeId: string, id: number | string): Promise<{ row: ProductRow; view: Product } | undefined> {
   const productId = rowIdOf(id);
   if (productId === undefined) return undefined;
-  const row = await productsWithCategoryName(db, storeId).where('p.id', productId).first<ProductListRow | undefined>();
+  const [row] = await selectRows<ProductListRow>(db, `${PRODUCTS_WITH_CATEGORY_NAME_SQL} and p.id = ?`, [storeId, productId]);
   return row && { row, view: productView(row, row.category_name) };
 }
 
@@ -201,15 +200,19 @@ const escapeLike = (text: string) => text.replace(/[\\%_]/g, (character) => `\\$
  * `take` rows, each with its category's name. Reads the `(store_id, …, id)` indexes, never OFFSET.
  */
 export async function listProductRows(db: Db, storeId: string, filters: ProductFilters, afterId: number | undefined, take: number): Promise<ProductListRow[]> {
-  const query = productsWithCategoryName(db, storeId);
-  if (filters.status !== undefined) query.where('p.status', filters.status);
-  if (filters.category !== undefined) {
-    query.whereIn('p.category_id', db('categories').select('id').where({ store_id: storeId, name_key: nameKeyOf(filters.category) }));
-  }
-  if (filters.search !== undefined) query.whereRaw("lower(p.name) like ? escape '\\'", [`%${escapeLike(filters.search.toLowerCase())}%`]);
-  if (filters.updatedSince !== undefined) query.where('p.updated_at', '>', filters.updatedSince);
-  if (afterId !== undefined) query.where('p.id', '>', afterId);
-  return query.orderBy('p.id', 'asc').limit(take);
+  const conditions: string[] = [];
+  const params: SqlValue[] = [storeId];
+  const where = (condition: string, ...values: SqlValue[]) => {
+    conditions.push(condition);
+    params.push(...values);
+  };
+  if (filters.status !== undefined) where('p.status = ?', filters.status);
+  if (filters.category !== undefined) where('p.category_id in (select id from categories where store_id = ? and name_key = ?)', storeId, nameKeyOf(filters.category));
+  if (filters.search !== undefined) where("lower(p.name) like ? escape '\\'", `%${escapeLike(filters.search.toLowerCase())}%`);
+  if (filters.updatedSince !== undefined) where('p.updated_at > ?', filters.updatedSince);
+  if (afterId !== undefined) where('p.id > ?', afterId);
+  const sql = `${PRODUCTS_WITH_CATEGORY_NAME_SQL}${conditions.map((condition) => ` and ${condition}`).join('')} order by p.id asc limit ?`;
+  return selectRows<ProductListRow>(db, sql, [...params, take]);
 }
 
 // ---------------------------------------------------------------------------------------------

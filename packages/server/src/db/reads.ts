@@ -1,0 +1,86 @@
+import Database from 'better-sqlite3';
+import type { Knex } from 'knex';
+
+/** A bound value of a hot-path read. */
+export type SqlValue = string | number | null;
+
+/**
+ * Prepared statements kept per connection, least recently used dropped beyond this: the SQL texts
+ * of a process are few (knex generates the same text for the same query shape).
+ */
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Makes `prepare` reuse the statement prepared earlier for the same SQL. Compiling SQL is most of a
+ * simple query's cost, and knex prepares anew for every query. Reuse is safe: statements are run to
+ * completion (`all`/`run`, never a pending `iterate`), and SQLite re-prepares one whose schema changed.
+ */
+export function cacheStatements<Connection extends { prepare(sql: string): unknown }>(connection: Connection): Connection {
+  const prepare = connection.prepare.bind(connection);
+  const statements = new Map<string, unknown>();
+  connection.prepare = (sql: string) => {
+    let statement = statements.get(sql);
+    if (statement === undefined) {
+      statement = prepare(sql);
+      if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value as string);
+    } else {
+      statements.delete(sql);
+    }
+    statements.set(sql, statement);
+    return statement;
+  };
+  return connection;
+}
+
+/**
+ * A second SQLite connection for the hot reads (the bearer token's context, a product, a page),
+ * read-only, opened on first use. In WAL mode it reads the last committed state, never the writer
+ * connection's open transaction, and it runs synchronously: no pool, no query builder.
+ */
+class SqliteReader {
+  private connection: Database.Database | undefined;
+
+  constructor(private readonly filename: string) {}
+
+  all<Row>(sql: string, params: readonly SqlValue[]): Row[] {
+    this.connection ??= this.open();
+    return this.connection.prepare(sql).all(...params) as Row[];
+  }
+
+  private open(): Database.Database {
+    const connection = cacheStatements(new Database(this.filename, { fileMustExist: true }));
+    connection.pragma('query_only = ON');
+    connection.pragma('busy_timeout = 5000');
+    return connection;
+  }
+
+  close(): void {
+    this.connection?.close();
+    this.connection = undefined;
+  }
+}
+
+const sqliteReaders = new WeakMap<Knex.Client, SqliteReader>();
+
+/** Gives an SQLite database its reader, closed with the database (`db.destroy()`). */
+export function attachSqliteReader(db: Knex, filename: string): void {
+  const reader = new SqliteReader(filename);
+  sqliteReaders.set(db.client, reader);
+  const destroy = db.client.destroy.bind(db.client);
+  db.client.destroy = (callback?: (error?: unknown) => void) => {
+    reader.close();
+    return destroy(callback);
+  };
+}
+
+/**
+ * Rows of a hot-path read written as plain SQL (lower-case identifiers, `?` placeholders: the same
+ * text on SQLite and PostgreSQL). Outside a transaction SQLite answers through its reader; inside
+ * one, and on PostgreSQL, the query goes through knex like any other.
+ */
+export async function selectRows<Row>(db: Knex | Knex.Transaction, sql: string, params: readonly SqlValue[]): Promise<Row[]> {
+  const reader = db.isTransaction ? undefined : sqliteReaders.get(db.client);
+  if (reader) return reader.all<Row>(sql, params);
+  const result = (await db.raw(sql, params as Knex.RawBinding[])) as Row[] | { rows: Row[] };
+  return Array.isArray(result) ? result : result.rows;
+}
