@@ -168,11 +168,13 @@ const PRODUCTS_WITH_CATEGORY_NAME_SQL = `
   left join categories c on c.id = p.category_id and c.store_id = p.store_id
   where p.store_id = ?`;
 
+const PRODUCT_WITH_CATEGORY_NAME_SQL = `${PRODUCTS_WITH_CATEGORY_NAME_SQL} and p.id = ?`;
+
 /** The product and its view; undefined when absent or another store's. */
 export async function loadProduct(db: Db, storeId: string, id: number | string): Promise<{ row: ProductRow; view: Product } | undefined> {
   const productId = rowIdOf(id);
   if (productId === undefined) return undefined;
-  const [row] = await selectRows<ProductListRow>(db, `${PRODUCTS_WITH_CATEGORY_NAME_SQL} and p.id = ?`, [storeId, productId]);
+  const [row] = await selectRows<ProductListRow>(db, PRODUCT_WITH_CATEGORY_NAME_SQL, [storeId, productId]);
   return row && { row, view: productView(row, row.category_name) };
 }
 
