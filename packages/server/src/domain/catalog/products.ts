@@ -91,8 +91,17 @@ export function parseImages(text: string): StoredImage[] {
   return parseJson<StoredImage[]>(text, []).sort((a, b) => Number(b.is_default) - Number(a.is_default) || a.sort - b.sort);
 }
 
+/** The columns a product's view is made of: all but the store, the category's id and the stock. */
+const VIEW_COLUMNS = [
+  'id', 'name', 'description', 'short_desc', 'slug', 'keywords', 'supported_devices', 'seo_title', 'seo_description',
+  'og_image', 'images', 'product_kind', 'status', 'price_halalas', 'old_price_halalas', 'price_state', 'resource_version',
+  'created_at', 'updated_at',
+] as const satisfies readonly (keyof ProductRow)[];
+
+export type ProductViewRow = Pick<ProductRow, (typeof VIEW_COLUMNS)[number]>;
+
 /** The spec's Product for a row and the name of its category (null when it has none). */
-export function productView(row: ProductRow, categoryName: string | null): Product {
+export function productView(row: ProductViewRow, categoryName: string | null): Product {
   const images = parseImages(row.images);
   const [first] = images;
   return {
@@ -159,22 +168,24 @@ export async function categoryNameOf(db: Db, row: Pick<ProductRow, 'store_id' | 
   return category?.name ?? null;
 }
 
-export type ProductListRow = ProductRow & { category_name: string | null };
+export type ProductListRow = ProductViewRow & { category_name: string | null };
 
 /** The store's products, each with its category's name: one query reads both (plain SQL: every read makes it). */
-const PRODUCTS_WITH_CATEGORY_NAME_SQL = `
-  select p.*, c.name as category_name
+const FROM_PRODUCTS_WITH_CATEGORY = `
   from products p
   left join categories c on c.id = p.category_id and c.store_id = p.store_id
   where p.store_id = ?`;
 
-const PRODUCT_WITH_CATEGORY_NAME_SQL = `${PRODUCTS_WITH_CATEGORY_NAME_SQL} and p.id = ?`;
+const PRODUCT_WITH_CATEGORY_NAME_SQL = `select p.*, c.name as category_name ${FROM_PRODUCTS_WITH_CATEGORY} and p.id = ?`;
+
+/** A page reads only what the views need (each value read costs, 26 rows a page). */
+const PAGE_SQL = `select ${VIEW_COLUMNS.map((column) => `p.${column}`).join(', ')}, c.name as category_name ${FROM_PRODUCTS_WITH_CATEGORY}`;
 
 /** The product and its view; undefined when absent or another store's. */
 export async function loadProduct(db: Db, storeId: string, id: number | string): Promise<{ row: ProductRow; view: Product } | undefined> {
   const productId = rowIdOf(id);
   if (productId === undefined) return undefined;
-  const [row] = await selectRows<ProductListRow>(db, PRODUCT_WITH_CATEGORY_NAME_SQL, [storeId, productId]);
+  const [row] = await selectRows<ProductRow & { category_name: string | null }>(db, PRODUCT_WITH_CATEGORY_NAME_SQL, [storeId, productId]);
   return row && { row, view: productView(row, row.category_name) };
 }
 
@@ -213,7 +224,7 @@ export async function listProductRows(db: Db, storeId: string, filters: ProductF
   if (filters.search !== undefined) where("lower(p.name) like ? escape '\\'", `%${escapeLike(filters.search.toLowerCase())}%`);
   if (filters.updatedSince !== undefined) where('p.updated_at > ?', filters.updatedSince);
   if (afterId !== undefined) where('p.id > ?', afterId);
-  const sql = `${PRODUCTS_WITH_CATEGORY_NAME_SQL}${conditions.map((condition) => ` and ${condition}`).join('')} order by p.id asc limit ?`;
+  const sql = `${PAGE_SQL}${conditions.map((condition) => ` and ${condition}`).join('')} order by p.id asc limit ?`;
   return selectRows<ProductListRow>(db, sql, [...params, take]);
 }
 
