@@ -11,8 +11,8 @@ export type SqlValue = string | number | null;
 const STATEMENT_CACHE_SIZE = 500;
 
 /** A bounded map: past the bound, the entry added first goes. */
-function remember<Value>(entries: Map<string, Value>, key: string, value: Value): Value {
-  if (entries.size >= STATEMENT_CACHE_SIZE) entries.delete(entries.keys().next().value as string);
+function remember<Value>(entries: Map<string, Value>, key: string, value: Value, bound = STATEMENT_CACHE_SIZE): Value {
+  if (entries.size >= bound) entries.delete(entries.keys().next().value as string);
   entries.set(key, value);
   return value;
 }
@@ -43,20 +43,39 @@ function rowFactory(columns: readonly string[]): (values: unknown[]) => unknown 
   return new Function('values', `return { ${properties.join(', ')} };`) as (values: unknown[]) => unknown;
 }
 
+/** Results kept until the database changes; the oldest go first past this many. */
+const RESULT_CACHE_SIZE = 4_096;
+
 /**
  * A second SQLite connection for the hot reads (the bearer token's context, a product, a page),
  * read-only, opened on first use. In WAL mode it reads the last committed state, never the writer
  * connection's open transaction, and it runs synchronously: no pool, no query builder.
+ *
+ * It also keeps results while nothing is committed: `PRAGMA data_version` changes on this
+ * connection whenever any other connection commits (the service's writer, or another process such
+ * as the `svc` CLI), and then every kept result is dropped. A kept result is therefore exactly what
+ * the query would read again.
  */
 class SqliteReader {
   private connection: Database.Database | undefined;
+  private dataVersion: Database.Statement<[], number> | undefined;
   private readonly reads = new Map<string, PreparedRead>();
+  private readonly results = new Map<string, readonly unknown[]>();
+  private resultsVersion = -1;
 
   constructor(private readonly filename: string) {}
 
-  all<Row>(sql: string, params: readonly SqlValue[]): Row[] {
+  all<Row>(sql: string, params: readonly SqlValue[]): readonly Row[] {
     const { statement, rowOf } = this.reads.get(sql) ?? remember(this.reads, sql, this.prepare(sql));
-    return statement.all(...params).map(rowOf) as Row[];
+    const version = (this.dataVersion as Database.Statement<[], number>).get() as number;
+    if (version !== this.resultsVersion) {
+      this.results.clear();
+      this.resultsVersion = version;
+    }
+    const key = `${JSON.stringify(params)}${sql}`;
+    const kept = this.results.get(key);
+    if (kept) return kept as readonly Row[];
+    return remember(this.results, key, statement.all(...params).map(rowOf), RESULT_CACHE_SIZE) as readonly Row[];
   }
 
   private prepare(sql: string): PreparedRead {
@@ -69,13 +88,16 @@ class SqliteReader {
     const connection = new Database(this.filename, { fileMustExist: true });
     connection.pragma('query_only = ON');
     connection.pragma('busy_timeout = 5000');
+    this.dataVersion = connection.prepare<[], number>('pragma data_version').pluck();
     return connection;
   }
 
   close(): void {
     this.connection?.close();
     this.connection = undefined;
+    this.dataVersion = undefined;
     this.reads.clear();
+    this.results.clear();
   }
 }
 
@@ -94,10 +116,11 @@ export function attachSqliteReader(db: Knex, filename: string): void {
 
 /**
  * Rows of a hot-path read written as plain SQL (lower-case identifiers, `?` placeholders: the same
- * text on SQLite and PostgreSQL). Outside a transaction SQLite answers through its reader; inside
- * one, and on PostgreSQL, the query goes through knex like any other.
+ * text on SQLite and PostgreSQL). Outside a transaction SQLite answers through its reader (which may
+ * hand the same row objects to several callers: they are read-only); inside one, and on PostgreSQL,
+ * the query goes through knex like any other.
  */
-export async function selectRows<Row>(db: Knex | Knex.Transaction, sql: string, params: readonly SqlValue[]): Promise<Row[]> {
+export async function selectRows<Row>(db: Knex | Knex.Transaction, sql: string, params: readonly SqlValue[]): Promise<readonly Readonly<Row>[]> {
   const reader = db.isTransaction ? undefined : sqliteReaders.get(db.client);
   if (reader) return reader.all<Row>(sql, params);
   const result = (await db.raw(sql, params as Knex.RawBinding[])) as Row[] | { rows: Row[] };

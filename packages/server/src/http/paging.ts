@@ -30,8 +30,8 @@ export async function keysetPage<Row extends { id: number }>(
   now: number,
   scope: ListScope,
   request: PageRequest,
-  read: (afterId: number | undefined, take: number) => Promise<Row[]>,
-): Promise<{ rows: Row[]; page: PageInfo }> {
+  read: (afterId: number | undefined, take: number) => Promise<readonly Row[]>,
+): Promise<{ rows: readonly Row[]; page: PageInfo }> {
   const limit = request.limit ?? PAGE_DEFAULT;
   let afterId: number | undefined;
   let firstPageAt = now;

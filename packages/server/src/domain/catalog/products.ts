@@ -212,7 +212,7 @@ const escapeLike = (text: string) => text.replace(/[\\%_]/g, (character) => `\\$
  * One keyset slice of the store's products matching the filters: `id > afterId`, ascending, at most
  * `take` rows, each with its category's name. Reads the `(store_id, …, id)` indexes, never OFFSET.
  */
-export async function listProductRows(db: Db, storeId: string, filters: ProductFilters, afterId: number | undefined, take: number): Promise<ProductListRow[]> {
+export async function listProductRows(db: Db, storeId: string, filters: ProductFilters, afterId: number | undefined, take: number): Promise<readonly Readonly<ProductListRow>[]> {
   const conditions: string[] = [];
   const params: SqlValue[] = [storeId];
   const where = (condition: string, ...values: SqlValue[]) => {

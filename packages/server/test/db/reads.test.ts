@@ -1,0 +1,68 @@
+import type { Knex } from 'knex';
+import { createDatabase } from '../../src/db/connection';
+import { selectRows } from '../../src/db/reads';
+import { testDatabases } from '../support/databases';
+
+const READ = 'select id, label from read_probe where id = ?';
+const labelOf = async (db: Knex | Knex.Transaction, id: number) => (await selectRows<{ id: number; label: string }>(db, READ, [id]))[0]?.label;
+
+describe.each(testDatabases())('hot-path reads (selectRows) on $name', (testDatabase) => {
+  let db: Knex;
+
+  beforeAll(async () => {
+    db = await testDatabase.open();
+    await db.schema.createTable('read_probe', (table) => {
+      table.integer('id').primary();
+      table.string('label').notNullable();
+    });
+    await db('read_probe').insert([{ id: 1, label: 'one' }, { id: 2, label: 'two' }]);
+  });
+  afterAll(() => testDatabase.close());
+
+  it('reads rows as plain objects by their column names, the same text on both databases', async () => {
+    expect(await selectRows(db, 'select id, label from read_probe where id > ? order by id', [0])).toEqual([{ id: 1, label: 'one' }, { id: 2, label: 'two' }]);
+    expect(await selectRows(db, READ, [3])).toEqual([]);
+  });
+
+  it('reads again after every commit: a repeated read never answers what was there before', async () => {
+    expect(await labelOf(db, 1)).toBe('one');
+    expect(await labelOf(db, 1)).toBe('one');
+    await db('read_probe').where({ id: 1 }).update({ label: 'uno' });
+    expect(await labelOf(db, 1)).toBe('uno');
+    await db.transaction(async (trx) => {
+      await trx('read_probe').where({ id: 1 }).update({ label: 'eins' });
+    });
+    expect(await labelOf(db, 1)).toBe('eins');
+  });
+
+  it('sees a transaction\'s own writes inside it, and outside it only once committed; nothing of a rollback', async () => {
+    await db('read_probe').where({ id: 2 }).update({ label: 'two' });
+    expect(await labelOf(db, 2)).toBe('two');
+    const inside: (string | undefined)[] = [];
+    await db
+      .transaction(async (trx) => {
+        await trx('read_probe').where({ id: 2 }).update({ label: 'deux' });
+        inside.push(await labelOf(trx, 2));
+        throw new Error('roll back');
+      })
+      .catch(() => undefined);
+    expect(inside).toEqual(['deux']);
+    expect(await labelOf(db, 2)).toBe('two');
+  });
+
+  if (testDatabase.name === 'sqlite') {
+    it('reads again after another connection commits (another process, such as the svc CLI, on the same file)', async () => {
+      const dataDir = (db.client.config.connection as { filename: string }).filename.replace(/\/[^/]+$/, '');
+      const other = createDatabase({ databaseUrl: undefined, dataDir });
+      try {
+        expect(await labelOf(db, 1)).toBe('eins');
+        await other('read_probe').where({ id: 1 }).update({ label: 'one again' });
+        expect(await labelOf(db, 1)).toBe('one again');
+        await other('read_probe').insert({ id: 3, label: 'three' });
+        expect(await labelOf(db, 3)).toBe('three');
+      } finally {
+        await other.destroy();
+      }
+    });
+  }
+});
