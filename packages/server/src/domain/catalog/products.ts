@@ -130,6 +130,22 @@ export function productView(row: ProductViewRow, categoryName: string | null): P
   };
 }
 
+/**
+ * Views already built for row objects: the SQLite reader hands out the same row objects until
+ * something is committed, so a product read again is not rendered again. Views are shared: read-only.
+ */
+const viewsOfRows = new WeakMap<object, Product>();
+
+/** The view of a row read with its category's name, built once per row object. */
+export function viewOfRow(row: Readonly<ProductListRow>): Product {
+  let view = viewsOfRows.get(row);
+  if (view === undefined) {
+    view = productView(row, row.category_name);
+    viewsOfRows.set(row, view);
+  }
+  return view;
+}
+
 /** The price record: the product's price, previous price and pricing state, with its version. */
 export function priceRecordView(row: ProductRow): PriceRecord {
   return {
@@ -186,7 +202,7 @@ export async function loadProduct(db: Db, storeId: string, id: number | string):
   const productId = rowIdOf(id);
   if (productId === undefined) return undefined;
   const [row] = await selectRows<ProductRow & { category_name: string | null }>(db, PRODUCT_WITH_CATEGORY_NAME_SQL, [storeId, productId]);
-  return row && { row, view: productView(row, row.category_name) };
+  return row && { row, view: viewOfRow(row) };
 }
 
 /** The category's id by name, case-insensitively (names are unique per store that way); 422 CATEGORY_NOT_FOUND. */

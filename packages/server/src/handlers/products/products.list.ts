@@ -1,4 +1,4 @@
-import { listProductRows, productView } from '../../domain/catalog/products';
+import { listProductRows, viewOfRow } from '../../domain/catalog/products';
 import { pageEnvelope } from '../../http/envelope';
 import { ApiError } from '../../http/errors';
 import { type Handler, principalOf } from '../../http/handler';
@@ -39,7 +39,7 @@ const productsList: Handler<'products.list'> = async (context) => {
     { limit, cursor },
     (afterId, take) => listProductRows(context.db, storeId, criteria, afterId, take),
   );
-  return { status: 200, body: pageEnvelope(context, rows.map((row) => productView(row, row.category_name)), page) };
+  return { status: 200, body: pageEnvelope(context, rows.map(viewOfRow), page) };
 };
 
 export default productsList;
