@@ -11,7 +11,7 @@ import { BODY_BYTES } from './http/body-limit';
 import { type ErrorSurface, errorBody, toApiError } from './http/error-mapper';
 import { ApiError } from './http/errors';
 import { refuseNulCharacters } from './http/nul-guard';
-import { assignRequestId, requestIdOf } from './http/request-context';
+import { requestContext, requestIdOf } from './http/request-context';
 import { operationRouter } from './http/router';
 import type { Services } from './services';
 
@@ -46,11 +46,7 @@ export function createApp({ config, services, handlers = generatedHandlers }: Ap
   app.set('etag', false);
   app.disable('x-powered-by');
 
-  app.use(assignRequestId);
-  app.use((_req: Request, res: Response, next: NextFunction) => {
-    res.locals.receivedAt = services.clock.now();
-    next();
-  });
+  app.use(requestContext(services.clock));
   app.use('/docs', docsSite());
   app.use('/dashboard', dashboardRouter(services));
   app.use(express.json({ limit: BODY_BYTES, type: ['application/json', 'application/*+json'] }));

@@ -1,12 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import type { NextFunction, Request, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Clock } from '../clock';
 
-/** A fresh UUID per request, in `res.locals.requestId` and the `X-Request-Id` header. */
-export function assignRequestId(_req: Request, res: Response, next: NextFunction): void {
-  const requestId = randomUUID();
-  res.locals.requestId = requestId;
-  res.setHeader('X-Request-Id', requestId);
-  next();
+/**
+ * What every request starts with: a fresh UUID (`res.locals.requestId` and the `X-Request-Id`
+ * header), the instant it arrived (`res.locals.receivedAt`), and its query parsed once: Express 5's
+ * `req.query` is a getter that parses the query string again on every read.
+ */
+export function requestContext(clock: Clock): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const requestId = randomUUID();
+    res.locals.requestId = requestId;
+    res.locals.receivedAt = clock.now();
+    res.setHeader('X-Request-Id', requestId);
+    Object.defineProperty(req, 'query', { value: req.query, writable: true, configurable: true, enumerable: true });
+    next();
+  };
 }
 
 export function requestIdOf(res: Response): string {
