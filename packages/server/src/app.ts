@@ -11,6 +11,7 @@ import { BODY_BYTES } from './http/body-limit';
 import { type ErrorSurface, errorBody, toApiError } from './http/error-mapper';
 import { ApiError } from './http/errors';
 import { refuseNulCharacters } from './http/nul-guard';
+import { inSeries, underPath } from './http/series';
 import { requestContext, requestIdOf } from './http/request-context';
 import { operationRouter } from './http/router';
 import type { Services } from './services';
@@ -49,20 +50,23 @@ export function createApp({ config, services, handlers = generatedHandlers }: Ap
   app.use(requestContext(services.clock));
   app.use('/docs', docsSite());
   app.use('/dashboard', dashboardRouter(services));
-  app.use(express.json({ limit: BODY_BYTES, type: ['application/json', 'application/*+json'] }));
-  app.use('/oauth', express.urlencoded({ extended: false, limit: BODY_BYTES, parameterLimit: 100 }));
-  app.use(refuseNulCharacters);
+  // Body parsing, the NUL guard and spec validation run as one layer (see inSeries).
   app.use(
-    OpenApiValidator.middleware({
-      apiSpec: loadSpec() as never,
-      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, removeAdditional: false, allErrors: true },
-      validateResponses: config.validateResponses ? { removeAdditional: false, allErrors: true } : false,
-      validateSecurity: false,
-      validateFormats: true,
-      validateApiSpec: false,
-      ignoreUndocumented: false,
-      ignorePaths: /^\/docs(\/|$)/,
-    }),
+    inSeries([
+      express.json({ limit: BODY_BYTES, type: ['application/json', 'application/*+json'] }),
+      underPath('/oauth', express.urlencoded({ extended: false, limit: BODY_BYTES, parameterLimit: 100 })),
+      refuseNulCharacters,
+      ...OpenApiValidator.middleware({
+        apiSpec: loadSpec() as never,
+        validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, removeAdditional: false, allErrors: true },
+        validateResponses: config.validateResponses ? { removeAdditional: false, allErrors: true } : false,
+        validateSecurity: false,
+        validateFormats: true,
+        validateApiSpec: false,
+        ignoreUndocumented: false,
+        ignorePaths: /^\/docs(\/|$)/,
+      }),
+    ]),
   );
   app.use(operationRouter(handlers, services));
   app.use((_req: Request, _res: Response, next: NextFunction) => next(new ApiError('NOT_FOUND', 'No such endpoint.')));
