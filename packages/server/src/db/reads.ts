@@ -11,8 +11,8 @@ export type SqlValue = string | number | null;
 const STATEMENT_CACHE_SIZE = 500;
 
 /** A bounded map: past the bound, the entry added first goes. */
-function remember<Value>(entries: Map<string, Value>, key: string, value: Value, bound = STATEMENT_CACHE_SIZE): Value {
-  if (entries.size >= bound) entries.delete(entries.keys().next().value as string);
+function remember<Value>(entries: Map<string, Value>, key: string, value: Value): Value {
+  if (entries.size >= STATEMENT_CACHE_SIZE) entries.delete(entries.keys().next().value as string);
   entries.set(key, value);
   return value;
 }
@@ -43,8 +43,11 @@ function rowFactory(columns: readonly string[]): (values: unknown[]) => unknown 
   return new Function('values', `return { ${properties.join(', ')} };`) as (values: unknown[]) => unknown;
 }
 
-/** Results kept until the database changes; the oldest go first past this many. */
-const RESULT_CACHE_SIZE = 4_096;
+/**
+ * Rows kept until the database changes (~1 KB each for a product), the oldest results going first
+ * past this many: the product reads of a busy catalog (a page is 26 rows), tokens and categories.
+ */
+const KEPT_ROWS = 20_000;
 
 /**
  * A second SQLite connection for the hot reads (the bearer token's context, a product, a page),
@@ -61,6 +64,7 @@ class SqliteReader {
   private dataVersion: Database.Statement<[], number> | undefined;
   private readonly reads = new Map<string, PreparedRead>();
   private readonly results = new Map<string, readonly unknown[]>();
+  private keptRows = 0;
   private resultsVersion = -1;
 
   constructor(private readonly filename: string) {}
@@ -69,13 +73,31 @@ class SqliteReader {
     const { statement, rowOf } = this.reads.get(sql) ?? remember(this.reads, sql, this.prepare(sql));
     const version = (this.dataVersion as Database.Statement<[], number>).get() as number;
     if (version !== this.resultsVersion) {
-      this.results.clear();
+      this.forget();
       this.resultsVersion = version;
     }
     const key = `${JSON.stringify(params)}${sql}`;
     const kept = this.results.get(key);
     if (kept) return kept as readonly Row[];
-    return remember(this.results, key, statement.all(...params).map(rowOf), RESULT_CACHE_SIZE) as readonly Row[];
+    const rows = statement.all(...params).map(rowOf);
+    this.keep(key, rows);
+    return rows as readonly Row[];
+  }
+
+  private keep(key: string, rows: readonly unknown[]): void {
+    if (rows.length > KEPT_ROWS / 10) return;
+    this.results.set(key, rows);
+    this.keptRows += rows.length;
+    for (const [oldest, oldRows] of this.results) {
+      if (this.keptRows <= KEPT_ROWS) break;
+      this.results.delete(oldest);
+      this.keptRows -= oldRows.length;
+    }
+  }
+
+  private forget(): void {
+    this.results.clear();
+    this.keptRows = 0;
   }
 
   private prepare(sql: string): PreparedRead {
@@ -97,7 +119,7 @@ class SqliteReader {
     this.connection = undefined;
     this.dataVersion = undefined;
     this.reads.clear();
-    this.results.clear();
+    this.forget();
   }
 }
 
