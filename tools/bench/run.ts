@@ -332,6 +332,11 @@ async function main(): Promise<void> {
 
     await run({ name: 'hello', label: 'bare Express GET /hello', server: hello, nextPath: () => '/hello', authenticated: false });
     await run({ name: 'products.get', label: 'GET /products/{id}', server, nextPath: () => `${products}/${ids[next++ % ids.length]}`, authenticated: true });
+    // Informational: every request a product not read before, so none is answered from the
+    // reader's kept results (the token still is): the cost of a product read that goes to SQLite.
+    let unread = 0;
+    const nextUnread = () => `${products}/${productIds.first + (unread++ % span)}`;
+    await run({ name: 'products.get (unread)', label: 'GET /products/{id}, each id once', server, nextPath: nextUnread, authenticated: true });
     await run({ name: 'products.list', label: `GET /products?limit=${PAGE_LIMIT} (first page)`, server, nextPath: () => `${products}?limit=${PAGE_LIMIT}`, authenticated: true });
 
     if (!CASES || CASES.has('products.list (deep)')) {

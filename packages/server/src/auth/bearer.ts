@@ -99,8 +99,20 @@ export async function authenticateBearer(services: Services, header: string | un
   if (row.token_store_id !== storeId) throw new ApiError('STORE_NOT_FOUND', 'The access token is not bound to this store.');
   if (row.routing_state === 'migrating') throw storeMigrating();
   if (row.first_used_at === null) await services.db('tokens').where({ id: row.token_id, first_used_at: null }).update({ first_used_at: now });
+  return principalOf(row);
+}
+
+/**
+ * Principals already made from token rows: the SQLite reader hands out the same row object while
+ * nothing is committed, so the scopes are not parsed again on every request. Principals are read-only.
+ */
+const principalsOfRows = new WeakMap<TokenContextRow, Principal>();
+
+function principalOf(row: Readonly<TokenContextRow>): Principal {
+  const known = principalsOfRows.get(row);
+  if (known) return known;
   const installationScopes = new Set(fromJsonList(row.installation_scopes));
-  return {
+  const principal: Principal = {
     tokenId: row.token_id,
     appId: row.app_id,
     appName: row.app_name,
@@ -114,6 +126,8 @@ export async function authenticateBearer(services: Services, header: string | un
     routeEpoch: row.route_epoch,
     scopes: new Set(fromJsonList(row.grant_scopes).filter((scope) => installationScopes.has(scope))),
   };
+  principalsOfRows.set(row, principal);
+  return principal;
 }
 
 function insufficientScope(needed: readonly string[]): ApiError {
