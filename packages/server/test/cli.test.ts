@@ -258,6 +258,13 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
       expect(later.map((secret) => secret.status)).toEqual(['expired', 'current']);
     });
 
+    it('takes a secret suffix starting with "-" as a value, not a flag (base64url has "-"); -h stays help', async () => {
+      const { appId } = await newApp();
+      expect(await svc(['app', 'secret', 'revoke', appId, '-x4Z'])).toEqual({ code: 1, out: '', err: `error: No active client secret "-x4Z" for app ${appId}` });
+      expect(await svc(['app', 'secret', 'revoke', appId, '-x4Z', '-q1'])).toMatchObject({ code: 2, err: expect.stringContaining('unexpected argument "-q1"') });
+      expect(await svc(['app', 'secret', 'revoke', appId, '-h'])).toMatchObject({ code: 0, out: expect.stringContaining('usage: svc app secret revoke') });
+    });
+
     it('revokes a secret by its last four characters', async () => {
       const { appId, secret } = await newApp();
       clock.advance(1000);

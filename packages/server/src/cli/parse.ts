@@ -119,11 +119,54 @@ function parseFor<C extends CommandSpec>(argv: readonly string[], command: C): P
   return { kind: 'run', invocation: { command, json: parsed.values.json === true, args, values: parsed.values } };
 }
 
+/** The only single-dash flag; flags are otherwise `--long`. */
+const SHORT_FLAGS = new Set(['-h']);
+
+/** Stands for a value starting with one `-` while the line is parsed (argv cannot hold NUL). */
+const dashPlaceholder = (index: number) => `\u0000${index}`;
+
+/**
+ * Words starting with a single `-` (but `-h`) are values, not flags: the last four characters of a
+ * client secret may start with `-` (`svc app secret revoke <app> -x4Z`). They are parsed as
+ * placeholders and put back in the arguments.
+ */
+function protectDashValues(argv: readonly string[]): { line: string[]; restore: (value: string) => string } {
+  const values: string[] = [];
+  const line = argv.map((word) => {
+    if (!/^-[^-]/.test(word) || SHORT_FLAGS.has(word)) return word;
+    values.push(word);
+    return dashPlaceholder(values.length - 1);
+  });
+  const restore = (text: string) => text.replace(/\u0000(\d+)/g, (placeholder, index: string) => values[Number(index)] ?? placeholder);
+  return { line, restore };
+}
+
+/** The parsed line with every placeholder put back (in arguments, flag values and messages). */
+function restored<C extends CommandSpec>(parsed: ParsedLine<C>, restore: (text: string) => string): ParsedLine<C> {
+  if (parsed.kind === 'usage-error') return { ...parsed, message: restore(parsed.message) };
+  if (parsed.kind !== 'run') return parsed;
+  const restoreValue = (value: unknown): unknown => (typeof value === 'string' ? restore(value) : Array.isArray(value) ? value.map(restoreValue) : value);
+  const { invocation } = parsed;
+  return {
+    kind: 'run',
+    invocation: {
+      ...invocation,
+      args: Object.fromEntries(Object.entries(invocation.args).map(([name, value]) => [name, restore(value)])),
+      values: Object.fromEntries(Object.entries(invocation.values).map(([name, value]) => [name, restoreValue(value)])) as Values,
+    },
+  };
+}
+
 /**
  * Reads a command line in two passes: a lenient one finds the command (flags may come anywhere, so
  * `svc --json store list` works), a strict one checks the line against that command alone.
  */
 export function parseCommandLine<C extends CommandSpec>(argv: readonly string[], specs: readonly C[]): ParsedLine<C> {
+  const { line, restore } = protectDashValues(argv);
+  return restored(parseLine(line, specs), restore);
+}
+
+function parseLine<C extends CommandSpec>(argv: readonly string[], specs: readonly C[]): ParsedLine<C> {
   const { words, help } = scan(argv, specs);
   if (words[0] === 'help') return { kind: 'help', commands: commandsUnder(words.slice(1), specs) };
   const command = findCommand(words, specs);

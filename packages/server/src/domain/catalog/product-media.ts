@@ -4,7 +4,7 @@ import { toIso } from '../../clock';
 import { ApiError, type ErrorDetail } from '../../http/errors';
 import { type Db, inTransaction } from '../../platform/deps';
 import { recordEvent } from '../../platform/outbox';
-import { MAX_ROW_ID, type ProductRow, categoryNameOf, findProductRow, notFound, productView } from './products';
+import { MAX_ROW_ID, type ProductRow, categoryNameOf, findProductRow, frontFirst, notFound, productView, storedImages } from './products';
 
 export type ProductMedia = components['schemas']['ProductMedia'];
 export type MediaImage = components['schemas']['MediaImage'];
@@ -44,27 +44,6 @@ export async function touchProduct(trx: Knex.Transaction, storeId: string, produ
   return requireProductRow(trx, storeId, productId);
 }
 
-interface StoredImage {
-  url: string;
-  alt?: string | null;
-  sort?: number;
-  is_default?: boolean;
-}
-
-/** The stored images (`[{url, alt, sort, is_default}]`, a bare URL tolerated) in display order, the default first. */
-export function storedImages(text: string): MediaImage[] {
-  const parsed: unknown = JSON.parse(text);
-  if (!Array.isArray(parsed)) throw new Error('Stored images are not a list');
-  const images = parsed.map((item: unknown): StoredImage => (typeof item === 'string' ? { url: item } : (item as StoredImage)));
-  const ordered = images.map((image, index) => ({ image, index })).sort((a, b) => (a.image.sort ?? a.index) - (b.image.sort ?? b.index));
-  const defaultAt = Math.max(0, ordered.findIndex(({ image }) => image.is_default === true));
-  return frontFirst(ordered.map(({ image }) => image), defaultAt).map((image, sort) => ({ url: image.url, alt: image.alt ?? null, sort, is_default: sort === 0 }));
-}
-
-function frontFirst<T>(items: T[], index: number): T[] {
-  const chosen = items[index];
-  return chosen === undefined ? items : [chosen, ...items.filter((_, at) => at !== index)];
-}
 
 const invalid = (message: string, details: ErrorDetail[]) => new ApiError('VALIDATION_FAILED', message, { details });
 

@@ -86,9 +86,28 @@ function parseJson<T>(text: string | null, fallback: T): T {
   return text === null ? fallback : (JSON.parse(text) as T);
 }
 
-/** The stored images in display order: the default image first, then by `sort`. */
-export function parseImages(text: string): StoredImage[] {
-  return parseJson<StoredImage[]>(text, []).sort((a, b) => Number(b.is_default) - Number(a.is_default) || a.sort - b.sort);
+/** An image as a row may hold it (older rows: a bare URL, or no `sort`/`is_default`). */
+interface StoredImageJson {
+  url: string;
+  alt?: string | null;
+  sort?: number;
+  is_default?: boolean;
+}
+
+/** The stored images (`[{url, alt, sort, is_default}]`, a bare URL tolerated) in display order, the default first. */
+export function storedImages(text: string): StoredImage[] {
+  const parsed: unknown = JSON.parse(text);
+  if (!Array.isArray(parsed)) throw new Error('Stored images are not a list');
+  const images = parsed.map((item: unknown): StoredImageJson => (typeof item === 'string' ? { url: item } : (item as StoredImageJson)));
+  const ordered = images.map((image, index) => ({ image, index })).sort((a, b) => (a.image.sort ?? a.index) - (b.image.sort ?? b.index));
+  const defaultAt = Math.max(0, ordered.findIndex(({ image }) => image.is_default === true));
+  return frontFirst(ordered.map(({ image }) => image), defaultAt).map((image, sort) => ({ url: image.url, alt: image.alt ?? null, sort, is_default: sort === 0 }));
+}
+
+/** The items with the one at `index` moved to the front. */
+export function frontFirst<T>(items: T[], index: number): T[] {
+  const chosen = items[index];
+  return chosen === undefined ? items : [chosen, ...items.filter((_, at) => at !== index)];
 }
 
 /** The columns a product's view is made of: all but the store, the category's id and the stock. */
@@ -102,7 +121,7 @@ export type ProductViewRow = Pick<ProductRow, (typeof VIEW_COLUMNS)[number]>;
 
 /** The spec's Product for a row and the name of its category (null when it has none). */
 export function productView(row: ProductViewRow, categoryName: string | null): Product {
-  const images = parseImages(row.images);
+  const images = storedImages(row.images);
   const [first] = images;
   return {
     id: row.id,
