@@ -61,6 +61,7 @@ export function createApp({ config, services, handlers = generatedHandlers }: Ap
         validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, removeAdditional: false, allErrors: true },
         validateResponses: config.validateResponses ? { removeAdditional: false, allErrors: true } : false,
         validateSecurity: false,
+        fileUploader: false, // no operation takes multipart bodies: no multipart middleware on every request
         validateFormats: true,
         validateApiSpec: false,
         ignoreUndocumented: false,

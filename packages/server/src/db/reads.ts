@@ -25,8 +25,37 @@ function remember<Value>(entries: Map<string, Value>, key: string, value: Value)
 export function cacheStatements<Connection extends { prepare(sql: string): unknown }>(connection: Connection): Connection {
   const prepare = connection.prepare.bind(connection);
   const statements = new Map<string, unknown>();
-  connection.prepare = (sql: string) => statements.get(sql) ?? remember(statements, sql, prepare(sql));
+  connection.prepare = (sql: string) => statements.get(sql) ?? remember(statements, sql, noticingWrites(prepare(sql)));
   return connection;
+}
+
+/**
+ * When kept results must be checked against `PRAGMA data_version` again: it moves when a request
+ * arrives and after every write statement (COMMIT included) of this process's connections.
+ */
+let checkEpoch = 0;
+
+/**
+ * A request arrived: the next read checks whether anything was committed since (by this process or
+ * another, such as the svc CLI). Reads of one request, concurrent with any commit, may share a check.
+ */
+export function noteRequestArrival(): void {
+  checkEpoch += 1;
+}
+
+/** A write statement (better-sqlite3 `reader === false`) moves the check epoch after it runs. */
+function noticingWrites<Statement>(statement: Statement): Statement {
+  const writable = statement as Statement & { reader?: boolean; run?: (...params: unknown[]) => unknown };
+  if (writable.reader !== false || typeof writable.run !== 'function') return statement;
+  const run = writable.run.bind(statement);
+  writable.run = (...params: unknown[]) => {
+    try {
+      return run(...params);
+    } finally {
+      checkEpoch += 1;
+    }
+  };
+  return statement;
 }
 
 interface PreparedRead {
@@ -56,8 +85,9 @@ const KEPT_ROWS = 20_000;
  *
  * It also keeps results while nothing is committed: `PRAGMA data_version` changes on this
  * connection whenever any other connection commits (the service's writer, or another process such
- * as the `svc` CLI), and then every kept result is dropped. A kept result is therefore exactly what
- * the query would read again.
+ * as the `svc` CLI), and then every kept result is dropped. It is read again (~9 µs) after every
+ * write of this process and when a request arrives: a read never answers from before a commit of
+ * this process, nor from before another process's commit that preceded the request.
  */
 class SqliteReader {
   private connection: Database.Database | undefined;
@@ -66,15 +96,19 @@ class SqliteReader {
   private readonly results = new Map<string, readonly unknown[]>();
   private keptRows = 0;
   private resultsVersion = -1;
+  private checkedEpoch = -1;
 
   constructor(private readonly filename: string) {}
 
   all<Row>(sql: string, params: readonly SqlValue[]): readonly Row[] {
     const { statement, rowOf } = this.reads.get(sql) ?? remember(this.reads, sql, this.prepare(sql));
-    const version = (this.dataVersion as Database.Statement<[], number>).get() as number;
-    if (version !== this.resultsVersion) {
-      this.forget();
-      this.resultsVersion = version;
+    if (this.checkedEpoch !== checkEpoch) {
+      this.checkedEpoch = checkEpoch;
+      const version = (this.dataVersion as Database.Statement<[], number>).get() as number;
+      if (version !== this.resultsVersion) {
+        this.forget();
+        this.resultsVersion = version;
+      }
     }
     const key = `${JSON.stringify(params)}${sql}`;
     const kept = this.results.get(key);
@@ -118,6 +152,7 @@ class SqliteReader {
     this.connection?.close();
     this.connection = undefined;
     this.dataVersion = undefined;
+    this.checkedEpoch = -1;
     this.reads.clear();
     this.forget();
   }

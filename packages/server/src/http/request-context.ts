@@ -1,14 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Clock } from '../clock';
+import { noteRequestArrival } from '../db/reads';
 
 /**
- * What every request starts with: a fresh UUID (`res.locals.requestId` and the `X-Request-Id`
+ * What every request starts with: kept reads checked again (db/reads), a fresh UUID (`res.locals.requestId` and the `X-Request-Id`
  * header), the instant it arrived (`res.locals.receivedAt`), and its query parsed once: Express 5's
  * `req.query` is a getter that parses the query string again on every read.
  */
 export function requestContext(clock: Clock): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
+    noteRequestArrival();
     const requestId = randomUUID();
     res.locals.requestId = requestId;
     res.locals.receivedAt = clock.now();

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { createDatabase } from '../../src/db/connection';
-import { selectRows } from '../../src/db/reads';
+import Database from 'better-sqlite3';
+import { noteRequestArrival, selectRows } from '../../src/db/reads';
 import { testDatabases } from '../support/databases';
 
 const READ = 'select id, label from read_probe where id = ?';
@@ -51,6 +52,20 @@ describe.each(testDatabases())('hot-path reads (selectRows) on $name', (testData
   });
 
   if (testDatabase.name === 'sqlite') {
+    it('reads what another process committed once a request has arrived since (a connection this process does not write through)', async () => {
+      const filename = (db.client.config.connection as { filename: string }).filename;
+      const elsewhere = new Database(filename);
+      try {
+        expect(await labelOf(db, 2)).toBe('two');
+        elsewhere.prepare('update read_probe set label = ? where id = ?').run('zwei', 2);
+        noteRequestArrival();
+        expect(await labelOf(db, 2)).toBe('zwei');
+      } finally {
+        elsewhere.close();
+      }
+    });
+
+
     it('reads again after another connection commits (another process, such as the svc CLI, on the same file)', async () => {
       const dataDir = (db.client.config.connection as { filename: string }).filename.replace(/\/[^/]+$/, '');
       const other = createDatabase({ databaseUrl: undefined, dataDir });
