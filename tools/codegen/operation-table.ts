@@ -31,10 +31,6 @@ function authOf(security: Record<string, string[]>[] | undefined): OperationEntr
   throw new Error(`Unknown security schemes ${[...schemes].join(', ')}`);
 }
 
-export function toExpressPath(openApiPath: string): string {
-  return openApiPath.replace(/\{([^}]+)\}/g, ':$1');
-}
-
 /** Reads every path operation (not the `webhooks` section) into the operation table. */
 export function buildOperationTable(document: OpenApiDocument): OperationEntry[] {
   const entries: Mutable<OperationEntry>[] = [];
@@ -54,7 +50,6 @@ export function buildOperationTable(document: OpenApiDocument): OperationEntry[]
         operationId: operation.operationId,
         method,
         path,
-        expressPath: toExpressPath(path),
         tag: operation.tags?.[0] ?? 'Default',
         auth: authOf(operation.security),
         scopes: (operation.security ?? []).filter((r) => 'oauth2' in r).map((r) => [...(r.oauth2 ?? [])]),

@@ -4,8 +4,6 @@ export interface OperationEntry {
   readonly method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** The OpenAPI path template, e.g. `/stores/{storeId}/v1/products/{id}`. */
   readonly path: string;
-  /** The same path in Express syntax, e.g. `/stores/:storeId/v1/products/:id`. */
-  readonly expressPath: string;
   readonly tag: string;
   /** `bearer`: a store API access token; `client`: HTTP Basic client credentials; `none`. */
   readonly auth: 'bearer' | 'client' | 'none';

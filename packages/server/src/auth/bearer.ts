@@ -99,7 +99,7 @@ export async function authenticateBearer(services: Services, header: string | un
   if (row.token_store_id !== storeId) throw new ApiError('STORE_NOT_FOUND', 'The access token is not bound to this store.');
   if (row.routing_state === 'migrating') throw storeMigrating();
   if (row.first_used_at === null) await services.db('tokens').where({ id: row.token_id, first_used_at: null }).update({ first_used_at: now });
-  return principalOf(row);
+  return principalOfRow(row);
 }
 
 /**
@@ -108,7 +108,7 @@ export async function authenticateBearer(services: Services, header: string | un
  */
 const principalsOfRows = new WeakMap<TokenContextRow, Principal>();
 
-function principalOf(row: Readonly<TokenContextRow>): Principal {
+function principalOfRow(row: Readonly<TokenContextRow>): Principal {
   const known = principalsOfRows.get(row);
   if (known) return known;
   const installationScopes = new Set(fromJsonList(row.installation_scopes));

@@ -18,9 +18,11 @@ function remember<Value>(entries: Map<string, Value>, key: string, value: Value)
 }
 
 /**
- * Makes `prepare` reuse the statement prepared earlier for the same SQL. Compiling SQL is most of a
- * simple query's cost, and knex prepares anew for every query. Reuse is safe: statements are run to
- * completion (`all`/`run`, never a pending `iterate`), and SQLite re-prepares one whose schema changed.
+ * The writer connection's `prepare`: it reuses the statement prepared earlier for the same SQL
+ * (compiling SQL is most of a simple query's cost, and knex prepares anew for every query), and its
+ * write statements tell the reader to check for commits (see `noticingWrites`). Reuse is safe:
+ * statements are run to completion (`all`/`run`, never a pending `iterate`), and SQLite re-prepares
+ * one whose schema changed.
  */
 export function cacheStatements<Connection extends { prepare(sql: string): unknown }>(connection: Connection): Connection {
   const prepare = connection.prepare.bind(connection);

@@ -69,15 +69,10 @@ async function identify(services: Services, entry: OperationEntry, req: Request,
   return {};
 }
 
-/**
- * The server's HMAC keys, created once per database and then kept (never fetched inside a
- * transaction): the first bearer request reads them, every later one has them at hand.
- */
-function serverKeysOf(services: Services): () => ServerKeys | Promise<ServerKeys> {
-  let keys: ServerKeys | undefined;
-  return () =>
-    keys ??
-    Promise.all([serviceKey(services.db, 'etag', services.clock), serviceKey(services.db, 'cursor', services.clock)]).then(([etag, cursor]) => (keys = { etag, cursor }));
+/** The server's HMAC keys, created once per database and cached by serviceKey (never fetched inside a transaction). */
+async function serverKeys(services: Services): Promise<ServerKeys> {
+  const [etag, cursor] = await Promise.all([serviceKey(services.db, 'etag', services.clock), serviceKey(services.db, 'cursor', services.clock)]);
+  return { etag, cursor };
 }
 
 /** Replays answer with this request's id, so `meta.request_id` always equals `X-Request-Id`. */
@@ -130,7 +125,6 @@ const matchedOperation = (req: Request): MatchedOperation | undefined => (req as
  */
 export function operationRouter(handlers: Handlers, services: Services): RequestHandler {
   const routes = new Map<string, RouteHandler>();
-  const serverKeys = serverKeysOf(services);
   for (const entry of Object.values(operationTable) as OperationEntry[]) {
     const operationId = entry.operationId as OperationId;
     const handler = handlers[operationId] as unknown as ((context: HandlerContext<OperationId>) => Promise<Answer>) | undefined;
@@ -148,7 +142,7 @@ export function operationRouter(handlers: Handlers, services: Services): Request
           headers: headersOf(req),
           services,
           db: services.db,
-          keys: entry.auth === 'bearer' ? await serverKeys() : undefined,
+          keys: entry.auth === 'bearer' ? await serverKeys(services) : undefined,
           ...caller,
         } as unknown as HandlerContext<OperationId>;
         send(res, await execute(handler, context, req));

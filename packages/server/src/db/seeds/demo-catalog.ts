@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { ProductRow as CatalogProductRow } from '../../domain/catalog/products';
 import type { Deps } from '../../platform/deps';
 
 /**
@@ -20,7 +21,7 @@ export interface SeededCatalog {
   digitalUnits: number;
 }
 
-type ProductKind = 'physical' | 'digital' | 'service';
+type ProductKind = CatalogProductRow['product_kind'];
 
 interface CategoryTemplate {
   name: string;
@@ -199,29 +200,8 @@ interface CategoryRow {
   updated_at: number;
 }
 
-interface ProductRow {
-  store_id: string;
-  name: string;
-  description: string;
-  short_desc: string | null;
-  category_id: number | null;
-  slug: string;
-  keywords: string;
-  supported_devices: string | null;
-  seo_title: string | null;
-  seo_description: string | null;
-  og_image: string | null;
-  images: string;
-  product_kind: ProductKind;
-  status: 'active' | 'inactive';
-  price_halalas: number;
-  old_price_halalas: number | null;
-  price_state: 'ready' | 'required';
-  quantity: number;
-  resource_version: 1;
-  created_at: number;
-  updated_at: number;
-}
+/** A product as seeded: every column but the id the database assigns. */
+type ProductRow = Omit<CatalogProductRow, 'id'>;
 
 function templateOf(index: number): CategoryTemplate {
   const template = CATEGORY_TEMPLATES[index % CATEGORY_TEMPLATES.length] as CategoryTemplate;

@@ -4,7 +4,7 @@ import { toIso } from '../../clock';
 import { ApiError, type ErrorDetail } from '../../http/errors';
 import { type Db, inTransaction } from '../../platform/deps';
 import { recordEvent } from '../../platform/outbox';
-import { MAX_ROW_ID, type ProductRow, categoryNameOf, findProductRow, frontFirst, notFound, productView, storedImages } from './products';
+import { type ProductRow, categoryNameOf, findProductRow, frontFirst, notFound, productView, rowIdOf, storedImages } from './products';
 
 export type ProductMedia = components['schemas']['ProductMedia'];
 export type MediaImage = components['schemas']['MediaImage'];
@@ -17,8 +17,8 @@ export type MediaImageInput = components['schemas']['MediaImageInput'];
 
 /** The product id a path names (`^[1-9][0-9]*$`, checked by the validator); NOT_FOUND when no row can have it. */
 export function productIdOf(pathId: string): number {
-  const id = Number(pathId);
-  if (!Number.isSafeInteger(id) || id < 1 || id > MAX_ROW_ID) throw notFound();
+  const id = rowIdOf(pathId);
+  if (id === undefined) throw notFound();
   return id;
 }
 

@@ -185,7 +185,7 @@ export function productTag(row: ProductRow): TaggedResource {
 // Reads
 
 /** A row id from a path: undefined when it cannot name a row (not a positive integer in range). */
-function rowIdOf(id: number | string): number | undefined {
+export function rowIdOf(id: number | string): number | undefined {
   const rowId = Number(id);
   return Number.isSafeInteger(rowId) && rowId >= 1 && rowId <= MAX_ROW_ID ? rowId : undefined;
 }
