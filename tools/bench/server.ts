@@ -3,17 +3,17 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createApp } from '../../packages/server/src/app';
-import { systemClock } from '../../packages/server/src/clock';
+import { systemClock } from '../../packages/server/src/core/clock';
 import { createDatabase } from '../../packages/server/src/db/connection';
 import { migrateToLatest } from '../../packages/server/src/db/migrate';
-import { seedCatalogForBench } from '../../packages/server/src/db/seeds/demo-catalog';
+import { seedCatalogForBench } from '../../packages/server/src/seeds/demo-catalog';
 import { validateAuthorization } from '../../packages/server/src/oauth/authorize';
 import { answerConsent, rememberAuthorization } from '../../packages/server/src/oauth/consent';
 import { s256 } from '../../packages/server/src/oauth/pkce';
 import { requestTokens } from '../../packages/server/src/oauth/token-endpoint';
 import { addVersion, registerApp } from '../../packages/server/src/platform/apps';
 import { createStore } from '../../packages/server/src/platform/stores';
-import { type Services, createServices } from '../../packages/server/src/services';
+import { type Services, createServices } from '../../packages/server/src/platform/services';
 import { failStart, listen, portOf, serveBench, tellParent } from './child';
 
 /**

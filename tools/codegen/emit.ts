@@ -43,21 +43,12 @@ export const operationIds = Object.keys(operationTable) as OperationId[];
 `;
 }
 
-export function serverHandlerTypes(): string {
-  return `${GENERATED_HEADER}import type { OperationId } from '@svc/contract';
-import type { Handler } from '../http/handler';
-
-/** One handler per operationId: a missing or mistyped handler fails \`tsc\`. */
-export type Handlers = { readonly [K in OperationId]: Handler<K> };
-`;
-}
-
 export function serverRegistry(table: OperationEntry[]): string {
   const imports = table
     .map((e) => `import ${identifierOf(e.operationId)} from '${importPath(locations.serverRegistry, handlerFileOf(e.operationId))}';`)
     .join('\n');
   const entries = table.map((e) => `  ${JSON.stringify(e.operationId)}: ${identifierOf(e.operationId)},`).join('\n');
-  return `${GENERATED_HEADER}import type { Handlers } from './handlers';
+  return `${GENERATED_HEADER}import type { Handlers } from '../http/handler';
 ${imports}
 
 export const handlers: Handlers = {

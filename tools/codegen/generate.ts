@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { bundleSpec } from './bundle';
 import { buildDocsSite } from './docs-site';
-import { clientTypes, contractOperations, contractTypes, handlerFileOf, handlerStub, serverHandlerTypes, serverRegistry } from './emit';
+import { clientTypes, contractOperations, contractTypes, handlerFileOf, handlerStub, serverRegistry } from './emit';
 import { buildOperationTable } from './operation-table';
 import { locations, repoRoot } from './paths';
 
@@ -19,7 +19,6 @@ async function generatedFiles(): Promise<{ files: Map<string, string>; table: Re
     [locations.bundledSpec, text],
     [locations.contractTypes, await contractTypes(document)],
     [locations.contractOperations, contractOperations(table)],
-    [locations.serverHandlerTypes, serverHandlerTypes()],
     [locations.serverRegistry, serverRegistry(table)],
     [locations.clientTypes, clientTypes(document)],
   ]);

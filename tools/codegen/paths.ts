@@ -8,7 +8,6 @@ export const locations = {
   bundledSpec: path.join(repoRoot, 'packages', 'contract', 'openapi.json'),
   contractTypes: path.join(repoRoot, 'packages', 'contract', 'src', 'generated', 'openapi.ts'),
   contractOperations: path.join(repoRoot, 'packages', 'contract', 'src', 'generated', 'operations.ts'),
-  serverHandlerTypes: path.join(repoRoot, 'packages', 'server', 'src', 'generated', 'handlers.ts'),
   serverRegistry: path.join(repoRoot, 'packages', 'server', 'src', 'generated', 'registry.ts'),
   serverHandlersDir: path.join(repoRoot, 'packages', 'server', 'src', 'handlers'),
   clientTypes: path.join(repoRoot, 'packages', 'client', 'src', 'generated', 'schema.ts'),

@@ -3,18 +3,20 @@ import path from 'node:path';
 import { bundledSpecPath } from '@svc/contract';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
-import type { Config } from './config';
+import type { Config } from './core/config';
 import { dashboardRouter } from './dashboard/router';
-import type { Handlers } from './generated/handlers';
+import type { Handlers } from './http/handler';
 import { handlers as generatedHandlers } from './generated/registry';
-import { BODY_BYTES } from './http/body-limit';
+import { BODY_BYTES } from './core/limits';
 import { type ErrorSurface, errorBody, toApiError } from './http/error-mapper';
-import { ApiError } from './http/errors';
+import { ApiError } from './core/errors';
 import { refuseNulCharacters } from './http/nul-guard';
 import { inSeries, underPath } from './http/series';
 import { requestContext, requestIdOf } from './http/request-context';
+import { errorHeaders } from './http/protocol-headers';
+import { isReplayedError, REPLAYED_HEADER } from './http/idempotency';
 import { operationRouter } from './http/router';
-import type { Services } from './services';
+import type { Services } from './platform/services';
 
 
 export const docsSiteDir = path.resolve(__dirname, '..', '..', '..', 'docs', 'site');
@@ -79,7 +81,9 @@ export function createApp({ config, services, handlers = generatedHandlers }: Ap
     if (res.headersSent) return void res.end();
     if (surface === 'oauth') res.set('Cache-Control', 'no-store'); // RFC 6749 §5.2: token errors are not cached
     res.status(apiError.status);
-    for (const [name, value] of Object.entries(apiError.headers)) {
+    const headers = errorHeaders(apiError, req.headers);
+    if (isReplayedError(error)) headers[REPLAYED_HEADER] = 'true';
+    for (const [name, value] of Object.entries(headers)) {
       try {
         res.set(name, value);
       } catch (headerError) {

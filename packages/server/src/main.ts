@@ -1,12 +1,12 @@
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
-import { loadConfig } from './config';
+import { loadConfig } from './core/config';
 import { createDatabase, describeDatabase } from './db/connection';
 import { migrateToLatest } from './db/migrate';
-import { DEMO_OWNER, type DemoSeed, seedDemo } from './db/seeds/demo';
+import { DEMO_OWNER, type DemoSeed, seedDemo } from './seeds/demo';
 import { installDirectly } from './oauth/direct-install';
 import type { TokenResponse } from './oauth/token-endpoint';
-import { createServices } from './services';
+import { createServices } from './platform/services';
 
 async function main(): Promise<void> {
   const config = loadConfig();

@@ -2,7 +2,7 @@ import { type OperationEntry, operationTable } from '@svc/contract';
 import request from 'supertest';
 import { handlers } from '../src/generated/registry';
 import { isNotImplemented } from '../src/http/handler';
-import { exampleRequest } from './example-requests';
+import { exampleRequest } from './support/example-requests';
 import { testDatabases } from './support/databases';
 import { type AppFixture, type Harness, fullAccess, createTestStore, openHarness } from './support/harness';
 

@@ -7,8 +7,8 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import request from 'supertest';
 import knex from 'knex';
 import { createApp, docsSiteDir } from '../src/app';
-import { ManualClock } from '../src/clock';
-import { createServices } from '../src/services';
+import { ManualClock } from '../src/core/clock';
+import { createServices } from '../src/platform/services';
 
 const indexFile = path.join(docsSiteDir, 'index.html');
 // The docs site needs no database: an in-memory SQLite that is never queried.

@@ -10,7 +10,8 @@ import {
   revokeClientSecret,
   rotateClientSecret,
 } from '../platform/apps';
-import { type Deps, UUID_PATTERN } from '../platform/deps';
+import type { Deps } from '../platform/services';
+import { UUID_PATTERN } from '../core/ids';
 import { installDirectly } from '../oauth/direct-install';
 import { listInstallations, uninstall } from '../platform/installations';
 import type { Store } from '../platform/stores';

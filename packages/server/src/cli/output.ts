@@ -1,4 +1,4 @@
-import { toIso } from '../clock';
+import { toIso } from '../core/clock';
 import type { App, AppVersion, ClientSecretInfo } from '../platform/apps';
 import type { Installation } from '../platform/installations';
 import type { Store, StoreOwner } from '../platform/stores';

@@ -1,5 +1,5 @@
-import { systemClock } from '../clock';
-import { loadConfig } from '../config';
+import { systemClock } from '../core/clock';
+import { loadConfig } from '../core/config';
 import { createDatabase } from '../db/connection';
 import { migrateToLatest } from '../db/migrate';
 import { runCli } from './commands';

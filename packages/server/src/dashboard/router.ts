@@ -1,15 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import express, { type Request, type Response, Router } from 'express';
-import { verifyPassword } from '../auth/passwords';
-import { safeEqual } from '../auth/secrets';
-import { ApiError } from '../http/errors';
-import { enforceQuota } from '../http/rate-limit';
+import { verifyPassword } from '../credentials/passwords';
+import { safeEqual } from '../credentials/secrets';
 import { answerConsent } from '../oauth/consent';
 import { issueLaunch } from '../oauth/launch';
 import { findApp, findVersion } from '../platform/apps';
 import { findInstallation, listInstallations, uninstall } from '../platform/installations';
 import { findOwnerByEmail, findStore, storesOwnedBy } from '../platform/stores';
-import type { Services } from '../services';
+import type { Services } from '../platform/services';
 import { clearCookie, readCookie, setCookie } from './cookies';
 import { safeReturnTo, pageHeaders } from './security';
 import { type DashboardSession, SESSION_COOKIE, SESSION_MS, csrfMatches, currentSession, endSession, startSession } from './sessions';
@@ -110,12 +108,8 @@ export function dashboardRouter(services: Services): Router {
     const cookieToken = readCookie(req.headers.cookie, LOGIN_CSRF_COOKIE);
     const formToken = bodyField(req, 'csrf');
     if (!cookieToken || !formToken || !safeEqual(cookieToken, formToken)) return showLogin(req, res, { returnTo, email, error: 'The form expired; please sign in again.' }, 403);
-    try {
-      await enforceQuota(services.limiter, LOGIN_QUOTA, email);
-    } catch (error) {
-      if (error instanceof ApiError) return showLogin(req, res, { returnTo, email, error: 'Too many attempts; wait a minute and try again.' }, 429);
-      throw error;
-    }
+    const quota = await services.limiter.take(LOGIN_QUOTA, email);
+    if (!quota.allowed) return showLogin(req, res, { returnTo, email, error: 'Too many attempts; wait a minute and try again.' }, 429);
     const owner = await findOwnerByEmail(services.db, email);
     const valid = owner !== undefined && (await verifyPassword(bodyField(req, 'password') ?? '', owner.password_hash));
     if (!owner || !valid) return showLogin(req, res, { returnTo, email, error: 'That e-mail and password do not match.' }, 401);

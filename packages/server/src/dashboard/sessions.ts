@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { hashSecret, safeEqual } from '../auth/secrets';
-import type { Deps } from '../platform/deps';
+import { hashSecret, safeEqual } from '../credentials/secrets';
+import type { Deps } from '../platform/services';
 import { type StoreOwner, findOwner } from '../platform/stores';
 import { readCookie } from './cookies';
 

@@ -1,5 +1,5 @@
-import { toIso } from '../clock';
-import { SCOPE_DESCRIPTIONS, isScope } from '../oauth/scopes';
+import { toIso } from '../core/clock';
+import { SCOPE_DESCRIPTIONS, isScope } from '../platform/scopes';
 
 /** Escapes text for HTML element content and double-quoted attributes. */
 export const escapeHtml = (value: string): string =>

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
-import type { Config } from '../config';
+import type { Config } from '../core/config';
 import { attachSqliteReader, cacheStatements } from './reads';
 
 // Instants are stored as epoch milliseconds in bigint columns: read them back as numbers.

@@ -1,14 +1,10 @@
 import type { components, OperationId } from '@svc/contract';
+import type { PageInfo } from '../core/paging';
 import type { HandlerContext } from './handler';
 
 type RequestMeta = components['schemas']['RequestMeta'];
 type ListMeta = components['schemas']['ListMeta'];
 
-export interface PageInfo {
-  hasMore: boolean;
-  limit: number;
-  nextCursor: string | null;
-}
 
 function execution(context: HandlerContext<OperationId>) {
   return context.execution ? { execution: context.execution } : {};

@@ -1,4 +1,4 @@
-import { ApiError, type ErrorBody, type ErrorCode, type ErrorDetail, isApiError } from './errors';
+import { ApiError, type ErrorBody, type ErrorCode, type ErrorDetail, isApiError } from '../core/errors';
 
 /** A validation problem as express-openapi-validator reports it (`/body/name`, `/query/limit`, ...). */
 interface ValidatorProblem {

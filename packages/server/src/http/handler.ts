@@ -1,10 +1,10 @@
 import type { OperationEntry, OperationId, operations } from '@svc/contract';
 import type { components } from '@svc/contract';
-import type { Principal } from '../auth/bearer';
+import type { Principal } from './bearer';
 import type { App } from '../platform/apps';
-import type { Db } from '../platform/deps';
-import type { Services } from '../services';
-import { ApiError } from './errors';
+import type { Db } from '../db/transactions';
+import type { Services } from '../platform/services';
+import { ApiError } from '../core/errors';
 
 type Operation<K extends OperationId> = operations[K];
 type ParametersOf<K extends OperationId> = Operation<K> extends { parameters: infer P } ? P : never;
@@ -72,6 +72,9 @@ export interface ServerKeys {
 }
 
 export type Handler<K extends OperationId> = (context: HandlerContext<K>) => Promise<HandlerResult<K>>;
+
+/** One handler per operationId: the generated registry has this type, so a missing or mistyped handler fails `tsc`. */
+export type Handlers = { readonly [K in OperationId]: Handler<K> };
 
 const NOT_IMPLEMENTED = Symbol('not implemented');
 

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { Deps } from '../platform/deps';
-import { ApiError, type ErrorCode, type ErrorExtras, isApiError } from './errors';
+import type { Deps } from '../platform/services';
+import { ApiError, type ErrorCode, type ErrorExtras, isApiError } from '../core/errors';
 
 /** A key's first response is replayed this long; after it the key counts as never used. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -130,13 +130,20 @@ async function complete(db: Knex | Knex.Transaction, id: string, leaseUntil: num
   return updated === 1;
 }
 
+/** Errors thrown again from a stored outcome: the edge answers them with `Idempotent-Replayed: true`. */
+const replayedErrors = new WeakSet<ApiError>();
+
+export const isReplayedError = (error: unknown): boolean => isApiError(error) && replayedErrors.has(error);
+
 /** The stored outcome again: the response with `replayed: true`, or the same ApiError thrown again. */
 function replay<T>(row: IdempotencyRow): IdempotentResponse<T> {
   const status = row.response_status as number;
   const headers = JSON.parse(row.response_headers ?? '{}') as Record<string, string>;
   const outcome = JSON.parse(row.response_body as string) as StoredOutcome<T>;
   if (outcome.kind === 'error') {
-    throw new ApiError(outcome.code, outcome.message, { ...outcome.extras, status, headers: { ...headers, [REPLAYED_HEADER]: 'true' } });
+    const error = new ApiError(outcome.code, outcome.message, { ...outcome.extras, status });
+    replayedErrors.add(error);
+    throw error;
   }
   return { status, body: outcome.body, headers, replayed: true };
 }
@@ -177,8 +184,8 @@ export async function runIdempotently<T>(
     if (error instanceof ClaimLost) throw inProgress(); // another instance took the key over and runs it
     if (isApiError(error)) {
       // The work's changes were rolled back; its answer is the key's outcome from now on.
-      const { code, message, extras, status, headers } = error;
-      await complete(deps.db, id, leaseUntil, status, headers, { kind: 'error', code, message, extras: JSON.parse(JSON.stringify(extras)) as ErrorExtras });
+      const { code, message, extras, status } = error;
+      await complete(deps.db, id, leaseUntil, status, {}, { kind: 'error', code, message, extras: JSON.parse(JSON.stringify(extras)) as ErrorExtras });
       throw error;
     }
     await deps.db('idempotency_keys').where({ id, state: 'in_progress', lease_until: leaseUntil }).delete();

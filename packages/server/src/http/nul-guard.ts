@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { ApiError } from './errors';
+import { ApiError } from '../core/errors';
 
 /** The JSON pointer of the first string (or key) holding U+0000, or undefined. */
 function nulAt(value: unknown, pointer = '', depth = 0): string | undefined {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { Clock } from '../clock';
+import type { Clock } from '../core/clock';
 import { noteRequestArrival } from '../db/reads';
 
 /**

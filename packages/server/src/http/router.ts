@@ -1,13 +1,14 @@
 import { type OperationEntry, type OperationId, operationTable } from '@svc/contract';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { type Principal, authenticateBearer, requireScopes } from '../auth/bearer';
-import type { Handlers } from '../generated/handlers';
+import { type Principal, authenticateBearer, requireScopes } from './bearer';
+import type { Handlers } from './handler';
 import { authenticateBasic } from '../oauth/client-auth';
 import type { App } from '../platform/apps';
 import { serviceKey } from '../platform/service-keys';
-import type { Services } from '../services';
+import type { Services } from '../platform/services';
 import { REPLAYED_HEADER, requestHashOf, runIdempotently } from './idempotency';
-import { enforceQuota } from './rate-limit';
+import { type Quota, rateLimited } from '../platform/rate-limit';
+import { rateLimitHeaders } from './protocol-headers';
 import type { Execution, HandlerContext, ServerKeys } from './handler';
 import { requestIdOf } from './request-context';
 
@@ -49,23 +50,32 @@ interface Caller {
   execution?: Execution;
 }
 
+/** Takes one request from the quota; the RateLimit fields go on the answer whatever the outcome, 429 when spent. */
+async function spendQuota(services: Services, res: Response, quota: Quota, key: string): Promise<void> {
+  const decision = await services.limiter.take(quota, key);
+  res.set(rateLimitHeaders(quota, decision));
+  if (!decision.allowed) throw rateLimited(quota, decision);
+}
+
 /**
  * Who is calling, per the operation's security: a bearer token (then the store, the installation's
- * quota and the scopes), or HTTP Basic client credentials (then the client's quota), or nobody.
- * Rate-limit headers go on the response whatever the outcome.
+ * quota and the scopes), or HTTP Basic client credentials (then the client's quota), or nobody
+ * (`/oauth/authorize` still counts against the quota of the `client_id` it names).
  */
 async function identify(services: Services, entry: OperationEntry, req: Request, res: Response): Promise<Caller> {
   if (entry.auth === 'bearer') {
     const principal = await authenticateBearer(services, req.headers.authorization, String(req.params.storeId));
-    res.set(await enforceQuota(services.limiter, services.quotas.installation, principal.installationId));
+    await spendQuota(services, res, services.quotas.installation, principal.installationId);
     requireScopes(principal, entry, req.body);
     return { principal, execution: executionOf(principal, requestIdOf(res)) };
   }
   if (entry.auth === 'client') {
     const client = await authenticateBasic(services, req.headers.authorization);
-    res.set(await enforceQuota(services.limiter, services.quotas.client, client.id));
+    await spendQuota(services, res, services.quotas.client, client.id);
     return { client };
   }
+  const namedClient = (req.query as Record<string, unknown>).client_id;
+  if (entry.operationId === 'oauth.authorize' && typeof namedClient === 'string') await spendQuota(services, res, services.quotas.client, namedClient);
   return {};
 }
 

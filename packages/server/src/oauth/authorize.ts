@@ -1,8 +1,8 @@
-import { ApiError } from '../http/errors';
+import { ApiError } from '../core/errors';
 import { type App, type AppVersion, findApp, findVersion, isAvailableTo, latestVersion } from '../platform/apps';
-import type { Deps } from '../platform/deps';
+import type { Deps } from '../platform/services';
 import { type Store, findStore, storeMigrating } from '../platform/stores';
-import { isScope, missingDependency } from './scopes';
+import { isScope, missingDependency } from '../platform/scopes';
 
 /** The authorization request's parameters once the spec validator has checked their presence and form. */
 export interface AuthorizeParameters {

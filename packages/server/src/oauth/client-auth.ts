@@ -1,11 +1,12 @@
-import { checkSecret } from '../auth/secrets';
-import { ApiError } from '../http/errors';
+import { checkSecret } from '../credentials/secrets';
+import { ApiError } from '../core/errors';
 import { type App, authenticateClient } from '../platform/apps';
-import { type Deps, UUID_PATTERN } from '../platform/deps';
+import type { Deps } from '../platform/services';
+import { UUID_PATTERN } from '../core/ids';
 
 
 const invalidClient = (message: string) =>
-  new ApiError('INVALID_CLIENT', message, { headers: { 'WWW-Authenticate': 'Basic realm="oauth", charset="UTF-8"' } });
+  new ApiError('INVALID_CLIENT', message);
 
 export type BasicCredentials = { clientId: string; secret: string };
 

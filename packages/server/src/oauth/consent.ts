@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { hashSecret, issueSecret } from '../auth/secrets';
-import { type Db, type Deps, fromJsonList, toJsonList } from '../platform/deps';
+import { hashSecret, issueSecret } from '../credentials/secrets';
+import type { Db } from '../db/transactions';
+import type { Deps } from '../platform/services';
+import { fromJsonList, toJsonList } from '../db/json-lists';
 import { findVersion } from '../platform/apps';
 import { recordConsent } from '../platform/installations';
 import type { ValidAuthorization } from './authorize';
-import { sortScopes, withDependenciesMet } from './scopes';
+import { sortScopes, withDependenciesMet } from '../platform/scopes';
 
 /** An authorization code lives 120 seconds (the interface: at most 2 minutes). */
 export const CODE_MS = 120_000;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { isApiError } from '../http/errors';
-import type { Deps } from '../platform/deps';
+import { isApiError } from '../core/errors';
+import type { Deps } from '../platform/services';
 import { PlatformError, findStore } from '../platform/stores';
 import { validateAuthorization } from './authorize';
 import { answerConsent, rememberAuthorization } from './consent';

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { toIso } from '../clock';
-import { checkSecret, hashSecret, issueSecret } from '../auth/secrets';
-import { ApiError } from '../http/errors';
+import { toIso } from '../core/clock';
+import { checkSecret, hashSecret, issueSecret } from '../credentials/secrets';
+import { ApiError } from '../core/errors';
 import { findVersion, latestVersion } from '../platform/apps';
-import type { Deps } from '../platform/deps';
+import type { Deps } from '../platform/services';
 import { findInstallationOf } from '../platform/installations';
 
 /** A launch token lives 5 minutes and is spent by its verification. */

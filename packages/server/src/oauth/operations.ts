@@ -1,8 +1,9 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
-import { toIso } from '../clock';
-import { ApiError, type ErrorCode } from '../http/errors';
-import type { Db, Deps } from '../platform/deps';
-import { operationTokensUsed, revokeGrant } from './tokens';
+import { toIso } from '../core/clock';
+import { ApiError, type ErrorCode } from '../core/errors';
+import type { Db } from '../db/transactions';
+import type { Deps } from '../platform/services';
+import { operationTokensUsed, revokeGrant } from '../platform/tokens';
 
 export type OperationState = 'IN_PROGRESS' | 'SUCCEEDED' | 'FAILED' | 'RESULT_UNAVAILABLE_REAUTHORIZE' | 'RECOVERED';
 export type GrantType = 'authorization_code' | 'refresh_token';

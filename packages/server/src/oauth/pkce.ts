@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { safeEqual } from '../auth/secrets';
+import { safeEqual } from '../credentials/secrets';
 
 /** RFC 7636 §4.2: S256 challenge = BASE64URL(SHA256(ASCII(code_verifier))), unpadded. */
 export const s256 = (verifier: string): string => createHash('sha256').update(verifier, 'ascii').digest('base64url');

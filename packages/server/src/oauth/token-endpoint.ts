@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { checkSecret } from '../auth/secrets';
-import { ApiError, type ErrorCode } from '../http/errors';
-import type { Db, Deps } from '../platform/deps';
+import { checkSecret } from '../credentials/secrets';
+import { ApiError, type ErrorCode } from '../core/errors';
+import { ACCESS_SECONDS } from '../core/limits';
+import type { Db } from '../db/transactions';
+import type { Deps } from '../platform/services';
 import { findInstallation } from '../platform/installations';
 import { storeMigrating } from '../platform/stores';
 import {
@@ -17,7 +19,7 @@ import {
   sharedResult,
 } from './operations';
 import { verifierMatches } from './pkce';
-import { ACCESS_SECONDS, type Grant, type TokenRow, findGrant, issuePair, operationTokensUsed, revokeGrant } from './tokens';
+import { type Grant, type TokenRow, findGrant, issuePair, operationTokensUsed, revokeGrant } from '../platform/tokens';
 
 export interface TokenResponse {
   access_token: string;

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { hashSecret, issueSecret, safeEqual } from '../auth/secrets';
-import { isScope, missingDependency, sortScopes } from '../oauth/scopes';
-import { type Db, type Deps, fromJsonList, toJsonList } from './deps';
+import { hashSecret, issueSecret, safeEqual } from '../credentials/secrets';
+import { isScope, missingDependency, sortScopes } from './scopes';
+import type { Db } from '../db/transactions';
+import type { Deps } from './services';
+import { fromJsonList, toJsonList } from '../db/json-lists';
 import { PlatformError, findStore } from './stores';
 
 export interface App {

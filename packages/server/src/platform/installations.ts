@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { toIso } from '../clock';
-import { type Db, type Deps, fromJsonList, toJsonList } from './deps';
-import { revokeTokens } from '../oauth/tokens';
+import { toIso } from '../core/clock';
+import type { Db } from '../db/transactions';
+import type { Deps } from './services';
+import { fromJsonList, toJsonList } from '../db/json-lists';
+import { revokeTokens } from './tokens';
 import { recordEvent } from './outbox';
 import { PlatformError } from './stores';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { toIso } from '../clock';
-import type { Db } from './deps';
+import { toIso } from '../core/clock';
+import type { Db } from '../db/transactions';
 
 /** The interface date version every event envelope carries. */
 export const API_VERSION = '2026-10-15';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
-import { type Clock, systemClock } from '../clock';
+import { type Clock, systemClock } from '../core/clock';
 
 /** The length of every service key, in bytes (HMAC-SHA256 keys). */
 export const SERVICE_KEY_BYTES = 32;

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { hashPassword } from '../auth/passwords';
-import { ApiError } from '../http/errors';
-import type { Db, Deps } from './deps';
+import { hashPassword } from '../credentials/passwords';
+import { ApiError } from '../core/errors';
+import type { Db } from '../db/transactions';
+import type { Deps } from './services';
 
 export interface StoreOwner {
   id: string;
@@ -108,6 +109,5 @@ export const MIGRATION_RETRY_SECONDS = 30;
 /** The refusal for any request to a store that is moving. */
 export const storeMigrating = () =>
   new ApiError('STORE_MIGRATING', 'The store is moving to new infrastructure; retry shortly.', {
-    headers: { 'Retry-After': String(MIGRATION_RETRY_SECONDS) },
     retry_after_seconds: MIGRATION_RETRY_SECONDS,
   });

@@ -1,4 +1,4 @@
-import { ApiError } from '../../src/http/errors';
+import { ApiError } from '../../src/core/errors';
 import { requestTokens } from '../../src/oauth/token-endpoint';
 import { testDatabases } from '../support/databases';
 import { type Harness, createTestApp, createTestStore, installWithTokens, openHarness } from '../support/harness';

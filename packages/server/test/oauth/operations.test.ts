@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type request from 'supertest';
-import { issueSecret } from '../../src/auth/secrets';
+import { issueSecret } from '../../src/credentials/secrets';
 import type { TokenResponse } from '../../src/oauth/token-endpoint';
 import { testDatabases } from '../support/databases';
 import {

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { issueSecret } from '../../src/auth/secrets';
+import { issueSecret } from '../../src/credentials/secrets';
 import { testDatabases } from '../support/databases';
 import {
   type AppFixture,

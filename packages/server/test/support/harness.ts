@@ -1,15 +1,15 @@
 import type { Express } from 'express';
 import type { Knex } from 'knex';
 import { createApp } from '../../src/app';
-import { ManualClock } from '../../src/clock';
+import { ManualClock } from '../../src/core/clock';
 import { migrateToLatest } from '../../src/db/migrate';
 import { approveAsOwner } from '../../src/oauth/direct-install';
 import { s256 } from '../../src/oauth/pkce';
-import { ALL_SCOPES } from '../../src/oauth/scopes';
+import { ALL_SCOPES } from '../../src/platform/scopes';
 import { type TokenResponse, requestTokens } from '../../src/oauth/token-endpoint';
 import { type App, type AppVersion, addVersion, registerApp } from '../../src/platform/apps';
 import { type Store, type StoreOwner, createStore } from '../../src/platform/stores';
-import { type Services, createServices } from '../../src/services';
+import { type Services, createServices } from '../../src/platform/services';
 import type { TestDatabase } from './databases';
 
 /** RFC 7636 Appendix B: the verifier and its S256 challenge. */

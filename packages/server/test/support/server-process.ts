@@ -6,7 +6,7 @@
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../../src/app';
 import { createDatabase } from '../../src/db/connection';
-import { createServices } from '../../src/services';
+import { createServices } from '../../src/platform/services';
 
 const databaseUrl = process.env.TEST_PG_URL;
 const pgSchema = process.env.TEST_PG_SCHEMA;

@@ -1,11 +1,11 @@
 import type { components } from '@svc/contract';
 import type { Knex } from 'knex';
-import { toIso } from '../../clock';
-import type { PageInfo } from '../../http/envelope';
-import { ApiError, type ErrorDetail, isApiError } from '../../http/errors';
-import { type TaggedResource, etagOf, requireCurrent } from '../../http/etag';
-import { type PageRequest, keysetPage } from '../../http/paging';
-import { type Db, brokenUniqueIndex, inTransaction } from '../../platform/deps';
+import { toIso } from '../../core/clock';
+import type { PageInfo } from '../../core/paging';
+import { ApiError, type ErrorDetail, isApiError } from '../../core/errors';
+import { type TaggedResource, etagOf, requireCurrent } from '../../core/etag';
+import { type PageRequest, keysetPage } from '../../core/paging';
+import { type Db, brokenUniqueIndex, inTransaction } from '../../db/transactions';
 
 /**
  * Categories of a store: the repository and its rules. Every query is scoped by `store_id`. A name
@@ -308,7 +308,7 @@ const STALE_MESSAGE = "If-Match is not the category's current ETag; read it agai
 /** 412 PRECONDITION_FAILED with the current ETag in the body and in the `ETag` header. */
 function preconditionFailed(etagKey: Buffer, row: CategoryRow): ApiError {
   const etag = categoryEtag(etagKey, row);
-  return new ApiError('PRECONDITION_FAILED', STALE_MESSAGE, { current_etag: etag, headers: { ETag: etag } });
+  return new ApiError('PRECONDITION_FAILED', STALE_MESSAGE, { current_etag: etag });
 }
 
 /** Passes when `If-Match` is the row's current ETag; 428 without it, 412 (with the current ETag) when stale. */

@@ -1,10 +1,10 @@
 import type { components } from '@svc/contract';
 import type { Knex } from 'knex';
-import { toIso } from '../../clock';
-import { ApiError, type ErrorDetail } from '../../http/errors';
-import type { PageInfo } from '../../http/envelope';
-import { type PageRequest, keysetPage } from '../../http/paging';
-import { type Db, inTransaction } from '../../platform/deps';
+import { toIso } from '../../core/clock';
+import { ApiError, type ErrorDetail } from '../../core/errors';
+import type { PageInfo } from '../../core/paging';
+import { type PageRequest, keysetPage } from '../../core/paging';
+import { type Db, inTransaction } from '../../db/transactions';
 import { recordEvent } from '../../platform/outbox';
 import { type ProductChange, productIdOf, recordProductUpdated, requireProductRow, touchProduct } from './product-media';
 import type { ProductRow } from './products';

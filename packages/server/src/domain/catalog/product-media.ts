@@ -1,8 +1,8 @@
 import type { components } from '@svc/contract';
 import type { Knex } from 'knex';
-import { toIso } from '../../clock';
-import { ApiError, type ErrorDetail } from '../../http/errors';
-import { type Db, inTransaction } from '../../platform/deps';
+import { toIso } from '../../core/clock';
+import { ApiError, type ErrorDetail } from '../../core/errors';
+import { type Db, inTransaction } from '../../db/transactions';
 import { recordEvent } from '../../platform/outbox';
 import { type ProductRow, categoryNameOf, findProductRow, frontFirst, notFound, productView, rowIdOf, storedImages } from './products';
 

@@ -1,8 +1,8 @@
 import type { components } from '@svc/contract';
 import type { Knex } from 'knex';
-import { toIso } from '../../clock';
-import { ApiError } from '../../http/errors';
-import { type Db, brokenUniqueIndex, inTransaction } from '../../platform/deps';
+import { toIso } from '../../core/clock';
+import { ApiError } from '../../core/errors';
+import { type Db, brokenUniqueIndex, inTransaction } from '../../db/transactions';
 import {
   type ProductChange,
   type ProductColumns,

@@ -1,12 +1,12 @@
 import type { components } from '@svc/contract';
-import { toIso } from '../../clock';
-import type { TaggedResource } from '../../http/etag';
-import { ApiError } from '../../http/errors';
+import { toIso } from '../../core/clock';
+import type { TaggedResource } from '../../core/etag';
+import { ApiError } from '../../core/errors';
 import { type SqlValue, selectRows } from '../../db/reads';
-import { type Db, brokenUniqueIndex, inTransaction } from '../../platform/deps';
+import { type Db, brokenUniqueIndex, inTransaction } from '../../db/transactions';
 import { recordEvent } from '../../platform/outbox';
 import { nameKeyOf } from './categories';
-import { fromHalalas, toHalalas } from './money';
+import { fromHalalas, toHalalas } from '../../core/money';
 
 /**
  * Products: the repository (every query scoped by `store_id`), the rules of the interface's States

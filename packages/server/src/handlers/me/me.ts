@@ -1,8 +1,8 @@
-import { toIso } from '../../clock';
+import { toIso } from '../../core/clock';
 import { envelope } from '../../http/envelope';
 import { type Handler, principalOf } from '../../http/handler';
-import { PUBLISHED_LIMITS } from '../../limits';
-import { sortScopes } from '../../oauth/scopes';
+import { PUBLISHED_LIMITS } from '../../core/limits';
+import { sortScopes } from '../../platform/scopes';
 import { findStore } from '../../platform/stores';
 
 /** `me`: GET /stores/{storeId}/v1/me: the store, app and installation the token acts for, its scopes and the limits. */

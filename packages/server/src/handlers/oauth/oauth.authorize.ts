@@ -2,7 +2,6 @@ import { currentSession } from '../../dashboard/sessions';
 import { pageHeaders } from '../../dashboard/security';
 import { consentPage } from '../../dashboard/views';
 import type { Handler } from '../../http/handler';
-import { enforceQuota } from '../../http/rate-limit';
 import { type AuthorizeParameters, validateAuthorization } from '../../oauth/authorize';
 import { rememberAuthorization } from '../../oauth/consent';
 import { findInstallationOf } from '../../platform/installations';
@@ -14,12 +13,11 @@ import { findInstallationOf } from '../../platform/installations';
 const oauthAuthorize: Handler<'oauth.authorize'> = async (context) => {
   const { services } = context;
   const parameters = context.query as AuthorizeParameters;
-  const quotaHeaders = await enforceQuota(services.limiter, services.quotas.client, parameters.client_id);
   const request = await validateAuthorization(services, parameters);
   const session = await currentSession(services, context.headers.cookie);
   if (!session || session.owner.id !== request.store.owner_id) {
     const returnTo = `/oauth/authorize?${new URLSearchParams(Object.entries(parameters)).toString()}`;
-    return { status: 302, body: undefined, headers: { ...quotaHeaders, ...pageHeaders(), Location: `/dashboard/login?return_to=${encodeURIComponent(returnTo)}` } };
+    return { status: 302, body: undefined, headers: { ...pageHeaders(), Location: `/dashboard/login?return_to=${encodeURIComponent(returnTo)}` } };
   }
   const requestId = await rememberAuthorization(services, session.sessionHash, session.owner.id, request);
   const installation = await findInstallationOf(services.db, request.store.id, request.app.id);
@@ -34,7 +32,7 @@ const oauthAuthorize: Handler<'oauth.authorize'> = async (context) => {
     optionalScopes: request.scopes.filter((scope) => !request.version.requiredScopes.includes(scope)),
     alreadyGranted: installation?.status === 'installed' ? installation.scopes : [],
   });
-  return { status: 200, body: page, headers: { ...quotaHeaders, ...pageHeaders([request.redirectUri]) } };
+  return { status: 200, body: page, headers: pageHeaders([request.redirectUri]) };
 };
 
 export default oauthAuthorize;

@@ -1,6 +1,6 @@
 import { createProduct, productTag } from '../../domain/catalog/products';
 import { envelope } from '../../http/envelope';
-import { etagOf } from '../../http/etag';
+import { etagOf } from '../../core/etag';
 import { type Handler, principalOf } from '../../http/handler';
 
 /**

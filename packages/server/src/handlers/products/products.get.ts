@@ -1,6 +1,6 @@
 import { loadProduct, notFound, productTag } from '../../domain/catalog/products';
 import { envelope } from '../../http/envelope';
-import { etagOf } from '../../http/etag';
+import { etagOf } from '../../core/etag';
 import { type Handler, principalOf } from '../../http/handler';
 
 /** `products.get`: GET /stores/{storeId}/v1/products/{id}: one product of the token's store, with its ETag. */

@@ -1,8 +1,8 @@
 import { listProductRows, viewOfRow } from '../../domain/catalog/products';
 import { pageEnvelope } from '../../http/envelope';
-import { ApiError } from '../../http/errors';
+import { ApiError } from '../../core/errors';
 import { type Handler, principalOf } from '../../http/handler';
-import { keysetPage } from '../../http/paging';
+import { keysetPage } from '../../core/paging';
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:[Zz]|([+-])(\d{2}):?(\d{2})?)$/;
 

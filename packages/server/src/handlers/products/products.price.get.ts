@@ -1,6 +1,6 @@
 import { findProductRow, notFound, priceRecordView, productTag } from '../../domain/catalog/products';
 import { envelope } from '../../http/envelope';
-import { etagOf } from '../../http/etag';
+import { etagOf } from '../../core/etag';
 import { type Handler, principalOf } from '../../http/handler';
 
 /** `products.price.get`: GET /stores/{storeId}/v1/products/{id}/prices: the price record, with the product's ETag. */

@@ -1,6 +1,6 @@
 import { priceRecordView, productTag, updateProductPrices } from '../../domain/catalog/products';
 import { envelope } from '../../http/envelope';
-import { etagOf, requireCurrent } from '../../http/etag';
+import { etagOf, requireCurrent } from '../../core/etag';
 import { type Handler, principalOf } from '../../http/handler';
 
 /**

@@ -1,0 +1,62 @@
+import path from 'node:path';
+
+/** The workspace root: the default data directory is `./data` there, whatever the working directory. */
+const repositoryRoot = path.resolve(__dirname, '..', '..', '..', '..');
+
+export type Environment = 'production' | 'development' | 'test';
+
+export interface Config {
+  readonly environment: Environment;
+  readonly port: number;
+  /** PostgreSQL when set (`postgres://...`); otherwise SQLite in `dataDir`. */
+  readonly databaseUrl: string | undefined;
+  readonly dataDir: string;
+  /** Responses are checked against the spec outside production. */
+  readonly validateResponses: boolean;
+  /** Whether INTERNAL errors carry the underlying message (never in production). */
+  readonly exposeInternalErrors: boolean;
+  /** Requests per `quotaProofMs` (5 s) window: per installation on the store API, per client on /oauth. */
+  readonly rateLimits: { readonly perInstallation: number; readonly perClient: number };
+}
+
+function environmentOf(value: string | undefined): Environment {
+  if (value === 'production' || value === 'test') return value;
+  return 'development';
+}
+
+function portOf(value: string | undefined): number {
+  if (value === undefined || value === '') return 3000;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be an integer from 0 to 65535, not "${value}"`);
+  return port;
+}
+
+function databaseUrlOf(value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (!/^postgres(ql)?:\/\//.test(value)) throw new Error('DATABASE_URL must be a postgres:// URL (leave it unset for SQLite)');
+  return value;
+}
+
+function positiveIntegerOf(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1) throw new Error(`${name} must be a positive integer, not "${value}"`);
+  return number;
+}
+
+/** Reads the configuration from the environment; every setting has a default. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const environment = environmentOf(env.NODE_ENV);
+  return {
+    environment,
+    port: portOf(env.PORT),
+    databaseUrl: databaseUrlOf(env.DATABASE_URL),
+    dataDir: path.resolve(env.DATA_DIR ?? path.join(repositoryRoot, 'data')),
+    validateResponses: environment !== 'production',
+    exposeInternalErrors: environment !== 'production',
+    rateLimits: {
+      perInstallation: positiveIntegerOf('RATE_LIMIT_PER_INSTALLATION', env.RATE_LIMIT_PER_INSTALLATION, 100),
+      perClient: positiveIntegerOf('RATE_LIMIT_PER_CLIENT', env.RATE_LIMIT_PER_CLIENT, 60),
+    },
+  };
+}

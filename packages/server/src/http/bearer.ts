@@ -1,0 +1,139 @@
+import type { OperationEntry } from '@svc/contract';
+import { selectRows } from '../db/reads';
+import { ApiError } from '../core/errors';
+import { fromJsonList } from '../db/json-lists';
+import { storeMigrating } from '../platform/stores';
+import { satisfiesAny } from '../platform/scopes';
+import type { Services } from '../platform/services';
+import { checkSecret } from '../credentials/secrets';
+
+/** Who a valid access token acts for. */
+export interface Principal {
+  tokenId: string;
+  appId: string;
+  appName: string;
+  appAuthEpoch: number;
+  versionId: string;
+  installationId: string;
+  installedAt: number;
+  generation: number;
+  grantRevision: number;
+  storeId: string;
+  routeEpoch: number;
+  /** The grant's scopes still granted to the installation (a narrowed installation narrows at once). */
+  scopes: ReadonlySet<string>;
+}
+
+interface TokenContextRow {
+  token_id: string;
+  token_store_id: string;
+  expires_at: number;
+  token_revoked_at: number | null;
+  first_used_at: number | null;
+  grant_revoked_at: number | null;
+  grant_generation: number;
+  grant_scopes: string;
+  installation_id: string;
+  installation_status: string;
+  installation_generation: number;
+  installation_scopes: string;
+  installed_at: number;
+  grant_revision: number;
+  version_id: string;
+  app_id: string;
+  app_name: string;
+  auth_epoch: number;
+  routing_state: string;
+  route_epoch: number;
+}
+
+const unauthenticated = (message: string) => new ApiError('UNAUTHENTICATED', message);
+
+function bearerOf(header: string | undefined): string {
+  const match = /^Bearer +(\S+) *$/i.exec(header ?? '');
+  if (!match) throw unauthenticated('An access token is required: Authorization: Bearer svc_at_…');
+  return match[1] as string;
+}
+
+/** One query (every request makes it, so it is plain SQL): the token with its grant, installation, app and store. */
+const TOKEN_CONTEXT_SQL = `
+  select t.id as token_id, t.store_id as token_store_id, t.expires_at, t.revoked_at as token_revoked_at, t.first_used_at,
+         g.revoked_at as grant_revoked_at, g.generation as grant_generation, g.scopes as grant_scopes,
+         i.id as installation_id, i.status as installation_status, i.generation as installation_generation,
+         i.granted_scopes as installation_scopes, i.installed_at, i.grant_revision, i.version_id,
+         a.id as app_id, a.name as app_name, a.auth_epoch, s.routing_state, s.route_epoch
+  from tokens t
+  join grants g on g.id = t.grant_id
+  join installations i on i.id = t.installation_id
+  join apps a on a.id = i.app_id
+  join stores s on s.id = t.store_id
+  where t.token_hash = ? and t.kind = 'access'`;
+
+async function loadTokenContext(services: Services, tokenHash: string): Promise<TokenContextRow | undefined> {
+  const [row] = await selectRows<TokenContextRow>(services.db, TOKEN_CONTEXT_SQL, [tokenHash]);
+  return row;
+}
+
+/**
+ * Resolves `Authorization: Bearer` for a store API request: 401 for anything but a live token of the
+ * installation's current generation, 404 STORE_NOT_FOUND for another store's path, 503 while the
+ * store moves. Scopes are checked separately ({@link requireScopes}) so rate limiting comes first.
+ */
+export async function authenticateBearer(services: Services, header: string | undefined, storeId: string): Promise<Principal> {
+  const presented = checkSecret('accessToken', bearerOf(header));
+  if (!presented.ok) throw unauthenticated('The access token is not a store API access token (svc_at_…).');
+  const row = await loadTokenContext(services, presented.hash);
+  const now = services.clock.now();
+  if (!row) throw unauthenticated('The access token is unknown.');
+  if (row.token_revoked_at !== null || row.grant_revoked_at !== null) throw unauthenticated('The access token was revoked.');
+  if (now >= row.expires_at) throw unauthenticated('The access token expired (access tokens live 900 seconds); refresh it.');
+  if (row.installation_status !== 'installed' || row.grant_generation !== row.installation_generation) {
+    throw unauthenticated('The access token belongs to an earlier installation of the app.');
+  }
+  if (row.token_store_id !== storeId) throw new ApiError('STORE_NOT_FOUND', 'The access token is not bound to this store.');
+  if (row.routing_state === 'migrating') throw storeMigrating();
+  if (row.first_used_at === null) await services.db('tokens').where({ id: row.token_id, first_used_at: null }).update({ first_used_at: now });
+  return principalOfRow(row);
+}
+
+/**
+ * Principals already made from token rows: the SQLite reader hands out the same row object while
+ * nothing is committed, so the scopes are not parsed again on every request. Principals are read-only.
+ */
+const principalsOfRows = new WeakMap<TokenContextRow, Principal>();
+
+function principalOfRow(row: Readonly<TokenContextRow>): Principal {
+  const known = principalsOfRows.get(row);
+  if (known) return known;
+  const installationScopes = new Set(fromJsonList(row.installation_scopes));
+  const principal: Principal = {
+    tokenId: row.token_id,
+    appId: row.app_id,
+    appName: row.app_name,
+    appAuthEpoch: row.auth_epoch,
+    versionId: row.version_id,
+    installationId: row.installation_id,
+    installedAt: row.installed_at,
+    generation: row.installation_generation,
+    grantRevision: row.grant_revision,
+    storeId: row.token_store_id,
+    routeEpoch: row.route_epoch,
+    scopes: new Set(fromJsonList(row.grant_scopes).filter((scope) => installationScopes.has(scope))),
+  };
+  principalsOfRows.set(row, principal);
+  return principal;
+}
+
+function insufficientScope(needed: readonly string[]): ApiError {
+  return new ApiError('INSUFFICIENT_SCOPE', `This operation needs the scope ${needed.join(' ')}.`, { required_scopes: [...needed] });
+}
+
+/** 403 INSUFFICIENT_SCOPE unless the token holds one of the operation's alternatives, and the scopes of every field sent. */
+export function requireScopes(principal: Principal, entry: OperationEntry, body: unknown): void {
+  if (!satisfiesAny(principal.scopes, entry.scopes)) throw insufficientScope(entry.scopes.flat());
+  const fields = body && typeof body === 'object' ? Object.keys(body) : [];
+  for (const field of fields) {
+    const needed = entry.fieldScopes[field];
+    if (needed && !needed.every((scope) => principal.scopes.has(scope))) throw insufficientScope(needed);
+  }
+}

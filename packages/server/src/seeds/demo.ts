@@ -1,0 +1,36 @@
+import { ALL_SCOPES } from '../platform/scopes';
+import { type App, type AppVersion, addVersion, registerApp } from '../platform/apps';
+import type { Deps } from '../platform/services';
+import { type Store, createStore, listStores } from '../platform/stores';
+import { type SeededCatalog, seedDemoCatalog } from './demo-catalog';
+
+/** The demo owner's sign-in, for local use only (start does not seed in production). */
+export const DEMO_OWNER = { email: 'owner@demo-store.example', name: 'Demo Owner', password: 'demo-store-owner' } as const;
+export const DEMO_REDIRECT_URL = 'http://localhost:8787/callback';
+
+export interface DemoSeed {
+  store: Store;
+  app: App;
+  version: AppVersion;
+  /** Shown once, at the start that created it; only its hash is stored. */
+  clientSecret: string;
+  catalog: SeededCatalog;
+}
+
+/**
+ * On an empty database: a demo store with a few hundred products in categories, its owner, and a demo app (every scope optional except
+ * `products:read`) whose redirect URL is a localhost callback, so the OAuth flow can be walked by hand.
+ */
+export async function seedDemo(deps: Deps): Promise<DemoSeed | undefined> {
+  if ((await listStores(deps.db)).length > 0) return undefined;
+  const { store } = await createStore(deps, { name: 'Demo Store', domain: 'demo-store.example', owner: { ...DEMO_OWNER } });
+  const { app, clientSecret } = await registerApp(deps, { name: 'Demo App' });
+  const version = await addVersion(deps, app.id, {
+    redirectUrls: [DEMO_REDIRECT_URL],
+    launchUrl: 'http://localhost:8787/launch',
+    requiredScopes: ['products:read'],
+    optionalScopes: ALL_SCOPES.filter((scope) => scope !== 'products:read'),
+  });
+  const catalog = await seedDemoCatalog(deps, store.id);
+  return { store, app, version, clientSecret, catalog };
+}

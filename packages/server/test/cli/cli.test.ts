@@ -1,0 +1,445 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { Knex } from 'knex';
+import { hashSecret } from '../../src/credentials/secrets';
+import { runCli } from '../../src/cli/commands';
+import { ManualClock, toIso } from '../../src/core/clock';
+import { migrateToLatest } from '../../src/db/migrate';
+import { PREVIOUS_SECRET_MS } from '../../src/platform/apps';
+import type { Deps } from '../../src/platform/services';
+import { recordConsent } from '../../src/platform/installations';
+import { testDatabases } from '../support/databases';
+
+type JsonObject = Record<string, unknown>;
+
+interface Run {
+  code: number;
+  out: string;
+  err: string;
+}
+
+const PASSWORD = 'correct horse battery';
+const MISSING_ID = '00000000-0000-4000-8000-000000000000';
+const SECRET = /svc_cs_[A-Za-z0-9_-]{43}/g;
+
+describe.each(testDatabases())('svc on $name', (testDatabase) => {
+  let db: Knex;
+  const clock = new ManualClock();
+  let deps: Deps;
+  let domains = 0;
+
+  beforeAll(async () => {
+    db = await testDatabase.open();
+    await migrateToLatest(db);
+    deps = { db, clock };
+  });
+  afterAll(() => testDatabase.close());
+
+  async function svc(argv: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runCli(argv, { deps, out: (line) => out.push(line), err: (line) => err.push(line), env });
+    return { code, out: out.join('\n'), err: err.join('\n') };
+  }
+
+  /** Runs with --json, expects success and exactly one JSON document on out. */
+  async function svcJson<T = JsonObject>(argv: string[], env: NodeJS.ProcessEnv = {}): Promise<T> {
+    const run = await svc([...argv, '--json'], env);
+    expect(run).toMatchObject({ code: 0, err: '' });
+    return JSON.parse(run.out) as T;
+  }
+
+  const nextDomain = () => `shop-${(domains += 1)}.example.com`;
+
+  /** `svc store create` with a name and the given domain and owner e-mail, then any further flags. */
+  const storeArgs = (domain: string, email: string, ...extra: string[]) => [
+    'store', 'create', '--name', 'Oud House', '--domain', domain, '--owner-email', email, ...extra,
+  ];
+
+  async function newStore(email = `owner-${domains + 1}@example.com`): Promise<string> {
+    const created = await svcJson<{ store: JsonObject }>(storeArgs(nextDomain(), email, '--password', PASSWORD));
+    return created.store.id as string;
+  }
+
+  async function newApp(...extra: string[]): Promise<{ appId: string; secret: string }> {
+    const created = await svcJson(['app', 'create', '--name', 'Stock Sync', ...extra]);
+    return { appId: created.client_id as string, secret: created.client_secret as string };
+  }
+
+  const versionArgs = (appId: string, scopes = 'products:read') => [
+    'app', 'version', 'add', appId,
+    '--redirect-url', 'https://app.example.com/callback', '--launch-url', 'https://app.example.com/launch', '--required-scopes', scopes,
+  ];
+
+  describe('store create', () => {
+    it('creates the store and its owner, and prints neither the password nor its hash', async () => {
+      const domain = nextDomain();
+      const run = await svc(storeArgs(domain, 'Noura@Example.com', '--owner-name', 'Noura', '--password', PASSWORD));
+      expect(run.code).toBe(0);
+      expect(run.out).toMatch(new RegExp(`^domain\\s+${domain.replace(/\./g, '\\.')}$`, 'm'));
+      expect(run.out).toContain('noura@example.com (new account)');
+      const owner = await db('store_owners').where({ email: 'noura@example.com' }).first();
+      expect(owner.password_hash).toMatch(/^scrypt\$/);
+      expect(`${run.out}${run.err}`).not.toContain(PASSWORD);
+      expect(`${run.out}${run.err}`).not.toContain(owner.password_hash);
+    });
+
+    it('prints one JSON document with snake_case keys and ISO instants', async () => {
+      clock.set('2026-11-22T10:00:00.123Z');
+      const domain = nextDomain();
+      const created = await svcJson(storeArgs(domain, 'amber@example.com', '--owner-name', 'Amber', '--password', PASSWORD));
+      expect(created).toEqual({
+        store: {
+          id: expect.any(String),
+          name: 'Oud House',
+          domain,
+          owner_id: expect.any(String),
+          currency: 'SAR',
+          timezone: 'Asia/Riyadh',
+          locale: 'ar',
+          routing_state: 'active',
+          route_epoch: 1,
+          created_at: '2026-11-22T10:00:00.123Z',
+        },
+        owner: {
+          id: (created.store as JsonObject).owner_id,
+          email: 'amber@example.com',
+          name: 'Amber',
+          created_at: '2026-11-22T10:00:00.123Z',
+        },
+        owner_created: true,
+      });
+      const listed = await svcJson<JsonObject[]>(['store', 'list']);
+      expect(listed).toContainEqual(created.store);
+    });
+
+    it('adds a second store to an existing owner without a password', async () => {
+      await newStore('twice@example.com');
+      const second = await svcJson(storeArgs(nextDomain(), 'twice@example.com'));
+      expect(second.owner_created).toBe(false);
+    });
+
+    it('takes the new owner password from SVC_OWNER_PASSWORD', async () => {
+      const created = await svcJson(storeArgs(nextDomain(), 'env@example.com'), { SVC_OWNER_PASSWORD: PASSWORD });
+      expect(created.owner_created).toBe(true);
+    });
+
+    it('refuses a domain that is taken (exit 1)', async () => {
+      const domain = nextDomain();
+      await svcJson(storeArgs(domain, 'first@example.com', '--password', PASSWORD));
+      const run = await svc(storeArgs(domain, 'first@example.com'));
+      expect(run).toEqual({ code: 1, out: '', err: `error: A store with the domain ${domain} exists already` });
+    });
+
+    it('asks for a password when the owner is new (exit 1), and creates nothing', async () => {
+      const domain = nextDomain();
+      const run = await svc(storeArgs(domain, 'nobody@example.com'));
+      expect(run.code).toBe(1);
+      expect(run.err).toBe("error: nobody@example.com has no account yet: give the new owner's password with --password or SVC_OWNER_PASSWORD");
+      expect(await db('stores').where({ domain }).first()).toBeUndefined();
+    });
+
+    it('refuses a line without a required flag (exit 2, usage of the command)', async () => {
+      const run = await svc(['store', 'create', '--name', 'X', '--owner-email', 'x@example.com']);
+      expect(run.code).toBe(2);
+      expect(run.err).toContain('svc: missing --domain');
+      expect(run.err).toContain('usage: svc store create --name <name> --domain <domain>');
+    });
+  });
+
+  describe('apps', () => {
+    it('prints the client secret once and stores only its hash', async () => {
+      const run = await svc(['app', 'create', '--name', 'Stock Sync']);
+      expect(run.code).toBe(0);
+      const secrets = run.out.match(SECRET) ?? [];
+      expect(secrets).toHaveLength(1);
+      const [secret] = secrets as [string];
+      expect(run.out).toMatch(/^client_secret\s+svc_cs_\S+ {2}\(shown once: store it now\)$/m);
+      const clientId = /^client_id\s+(\S+)$/m.exec(run.out)?.[1];
+      const rows = await db('client_secrets').where({ app_id: clientId });
+      expect(rows).toEqual([expect.objectContaining({ secret_hash: hashSecret(secret), hint: secret.slice(-4) })]);
+      expect(JSON.stringify(rows)).not.toContain(secret);
+    });
+
+    it('lists apps without secrets; --store makes a private app', async () => {
+      const storeId = await newStore();
+      const { appId } = await newApp('--store', storeId);
+      const apps = await svcJson<JsonObject[]>(['app', 'list']);
+      const created_at = toIso(clock.now());
+      expect(apps).toContainEqual({ id: appId, name: 'Stock Sync', type: 'private', store_id: storeId, auth_epoch: 1, created_at });
+      const text = await svc(['app', 'list']);
+      expect(text.out).not.toMatch(SECRET);
+      expect(text.out).toContain(`private to store ${storeId}`);
+    });
+
+    it('refuses a private app for an unknown store (exit 1) and a malformed id (exit 2)', async () => {
+      const unknown = await svc(['app', 'create', '--name', 'Lost', '--store', MISSING_ID]);
+      expect(unknown).toEqual({ code: 1, out: '', err: `error: No store ${MISSING_ID}` });
+      const malformed = await svc(['app', 'create', '--name', 'Lost', '--store', 'store-1']);
+      expect(malformed.code).toBe(2);
+      expect(malformed.err).toContain('svc: --store must be a UUID, not "store-1"');
+    });
+
+    it('adds versions and lists them', async () => {
+      const { appId } = await newApp();
+      const version = await svcJson([
+        ...versionArgs(appId, 'products:write products:read'),
+        '--redirect-url', 'http://localhost:8080/callback', '--optional-scopes', 'orders:read',
+      ]);
+      expect(version).toEqual({
+        id: expect.any(String),
+        app_id: appId,
+        number: 1,
+        redirect_urls: ['https://app.example.com/callback', 'http://localhost:8080/callback'],
+        launch_url: 'https://app.example.com/launch',
+        required_scopes: ['products:read', 'products:write'],
+        optional_scopes: ['orders:read'],
+        created_at: toIso(clock.now()),
+      });
+      await svcJson(versionArgs(appId));
+      const versions = await svcJson<JsonObject[]>(['app', 'versions', appId]);
+      expect(versions.map((listed) => listed.number)).toEqual([1, 2]);
+    });
+
+    it.each([
+      ['an unknown scope', ['--required-scopes', 'products:read teleport:write'], 'error: Unknown scope "teleport:write"'],
+      ['a missing dependency', ['--required-scopes', 'products:write'], 'error: Required scope products:write needs products:read to be required too'],
+      [
+        'a plain-http redirect URL',
+        ['--redirect-url', 'http://app.example.com/callback'],
+        'error: Redirect URL "http://app.example.com/callback" must use https (http only for localhost)',
+      ],
+      ['a relative launch URL', ['--launch-url', '/launch'], 'error: Launch URL "/launch" is not an absolute URL'],
+    ])('refuses a version with %s (exit 1)', async (_case, override, message) => {
+      const { appId } = await newApp();
+      const [flag, value] = override as [string, string];
+      const argv = versionArgs(appId);
+      argv[argv.indexOf(flag) + 1] = value;
+      expect(await svc(argv)).toEqual({ code: 1, out: '', err: message });
+      expect(await svcJson<JsonObject[]>(['app', 'versions', appId])).toEqual([]);
+    });
+
+    it('refuses an unknown app (exit 1)', async () => {
+      expect(await svc(['app', 'versions', MISSING_ID])).toEqual({ code: 1, out: '', err: `error: No app ${MISSING_ID}` });
+    });
+  });
+
+  describe('client secrets', () => {
+    it('rotates: the new secret is shown once, the previous one stays valid for 24 hours', async () => {
+      const { appId, secret: first } = await newApp();
+      clock.advance(60_000);
+      const rotatedAt = clock.now();
+      const rotated = await svcJson(['app', 'secret', 'rotate', appId]);
+      expect(rotated).toEqual({
+        client_id: appId,
+        client_secret: expect.stringMatching(/^svc_cs_/),
+        previous_valid_until: toIso(rotatedAt + PREVIOUS_SECRET_MS),
+      });
+      expect(rotated.client_secret).not.toBe(first);
+
+      const secrets = await svcJson<JsonObject[]>(['app', 'secret', 'list', appId]);
+      expect(secrets).toEqual([
+        expect.objectContaining({
+          hint: first.slice(-4),
+          status: 'previous',
+          rotated_at: toIso(rotatedAt),
+          valid_until: toIso(rotatedAt + 24 * 3600_000),
+          revoked_at: null,
+        }),
+        expect.objectContaining({ hint: (rotated.client_secret as string).slice(-4), status: 'current', valid_until: null }),
+      ]);
+      expect(JSON.stringify(secrets)).not.toMatch(/svc_cs_|secret_hash/);
+
+      clock.advance(PREVIOUS_SECRET_MS);
+      const later = await svcJson<JsonObject[]>(['app', 'secret', 'list', appId]);
+      expect(later.map((secret) => secret.status)).toEqual(['expired', 'current']);
+    });
+
+    it('takes a secret suffix starting with "-" as a value, not a flag (base64url has "-"); -h stays help', async () => {
+      const { appId } = await newApp();
+      expect(await svc(['app', 'secret', 'revoke', appId, '-x4Z'])).toEqual({ code: 1, out: '', err: `error: No active client secret "-x4Z" for app ${appId}` });
+      expect(await svc(['app', 'secret', 'revoke', appId, '-x4Z', '-q1'])).toMatchObject({ code: 2, err: expect.stringContaining('unexpected argument "-q1"') });
+      expect(await svc(['app', 'secret', 'revoke', appId, '-h'])).toMatchObject({ code: 0, out: expect.stringContaining('usage: svc app secret revoke') });
+    });
+
+    it('revokes a secret by its last four characters', async () => {
+      const { appId, secret } = await newApp();
+      clock.advance(1000);
+      await svcJson(['app', 'secret', 'rotate', appId]);
+      const run = await svc(['app', 'secret', 'revoke', appId, secret.slice(-4)]);
+      expect(run.code).toBe(0);
+      expect(run.out).toMatch(new RegExp(`^revoked_at\\s+${toIso(clock.now()).replace(/\./g, '\\.')}$`, 'm'));
+      const secrets = await svcJson<JsonObject[]>(['app', 'secret', 'list', appId]);
+      expect(secrets.map((listed) => listed.status)).toEqual(['revoked', 'current']);
+      expect(await db('apps').where({ id: appId }).first()).toMatchObject({ auth_epoch: 3 });
+
+      const again = await svc(['app', 'secret', 'revoke', appId, secret.slice(-4)]);
+      expect(again).toEqual({ code: 1, out: '', err: `error: No active client secret "${secret.slice(-4)}" for app ${appId}` });
+    });
+
+    it('revokes a secret by its id', async () => {
+      const { appId } = await newApp();
+      const [listed] = await svcJson<JsonObject[]>(['app', 'secret', 'list', appId]);
+      const revoked = await svcJson(['app', 'secret', 'revoke', appId, listed?.id as string]);
+      expect(revoked).toMatchObject({ id: listed?.id, status: 'revoked', revoked_at: toIso(clock.now()) });
+    });
+  });
+
+  describe('installations', () => {
+    async function installation(): Promise<{ storeId: string; appId: string; installationId: string }> {
+      const storeId = await newStore();
+      const { appId } = await newApp();
+      const version = await svcJson(versionArgs(appId));
+      const consent = { storeId, appId, versionId: version.id as string, scopes: ['products:read'] };
+      const installed = await recordConsent(db, clock.now(), consent);
+      return { storeId, appId, installationId: installed.id };
+    }
+
+    it('lists installations, filtered by store or app', async () => {
+      const { storeId, appId, installationId } = await installation();
+      await installation();
+      const byStore = await svcJson<JsonObject[]>(['installation', 'list', '--store', storeId]);
+      expect(byStore).toEqual([
+        {
+          id: installationId,
+          store_id: storeId,
+          app_id: appId,
+          version_id: expect.any(String),
+          generation: 1,
+          scopes: ['products:read'],
+          grant_revision: 1,
+          status: 'installed',
+          installed_at: toIso(clock.now()),
+          uninstalled_at: null,
+        },
+      ]);
+      expect((await svcJson<JsonObject[]>(['installation', 'list', '--app', appId])).map((listed) => listed.id)).toEqual([installationId]);
+      expect((await svcJson<JsonObject[]>(['installation', 'list'])).length).toBeGreaterThanOrEqual(2);
+      const table = await svc(['installation', 'list', '--store', storeId]);
+      expect(table.out.split('\n')).toEqual([
+        expect.stringMatching(/^ID\s+STORE\s+APP\s+STATUS/),
+        expect.stringContaining(installationId),
+      ]);
+    });
+
+    it('uninstalls: the status changes and app.uninstalled goes to the outbox', async () => {
+      const { installationId } = await installation();
+      clock.advance(1000);
+      const uninstalled = await svcJson(['installation', 'uninstall', installationId]);
+      expect(uninstalled).toMatchObject({ id: installationId, status: 'uninstalled', uninstalled_at: toIso(clock.now()) });
+      const events = await db('outbox_events').where({ installation_id: installationId });
+      expect(events.map((event: { type: string }) => event.type)).toEqual(['app.uninstalled']);
+
+      const again = await svc(['installation', 'uninstall', installationId]);
+      expect(again).toEqual({ code: 1, out: '', err: `error: Installation ${installationId} is not installed` });
+    });
+
+    it('reports an empty list visibly', async () => {
+      expect((await svc(['installation', 'list', '--store', MISSING_ID])).out).toBe('(none)');
+    });
+
+    it("installs an app as the owner's consent would and prints its first token pair; scopes the version does not offer are refused", async () => {
+      const storeId = await newStore();
+      const { appId } = await newApp();
+      await svcJson(versionArgs(appId));
+      const tokens = await svcJson(['installation', 'create', appId, storeId]);
+      expect(tokens).toMatchObject({
+        access_token: expect.stringMatching(/^svc_at_/),
+        refresh_token: expect.stringMatching(/^svc_rt_/),
+        scope: 'products:read',
+        store_id: storeId,
+        installation_generation: 1,
+      });
+      const [installed] = await svcJson<JsonObject[]>(['installation', 'list', '--store', storeId]);
+      expect(installed).toMatchObject({ id: tokens.installation_id, app_id: appId, status: 'installed' });
+      const refused = await svc(['installation', 'create', appId, storeId, '--scopes', 'payments:read']);
+      expect(refused.code).not.toBe(0);
+    });
+  });
+
+  describe('store migration', () => {
+    it('starts and ends a move; route_epoch rises', async () => {
+      const storeId = await newStore();
+      const started = await svcJson(['store', 'migration', 'start', storeId]);
+      expect(started).toMatchObject({ id: storeId, routing_state: 'migrating', route_epoch: 1 });
+      const twice = await svc(['store', 'migration', 'start', storeId]);
+      expect(twice).toEqual({ code: 1, out: '', err: `error: Store ${storeId} is already migrating` });
+      const ended = await svc(['store', 'migration', 'end', storeId]);
+      expect(ended.code).toBe(0);
+      expect(ended.out).toMatch(/^routing_state\s+active$/m);
+      expect(ended.out).toMatch(/^route_epoch\s+2$/m);
+      expect(await db('stores').where({ id: storeId }).first()).toMatchObject({ routing_state: 'active', route_epoch: 2 });
+      const notMigrating = await svc(['store', 'migration', 'end', storeId]);
+      expect(notMigrating).toEqual({ code: 1, out: '', err: `error: Store ${storeId} is not migrating` });
+    });
+
+    it('refuses an unknown store (exit 1)', async () => {
+      const run = await svc(['store', 'migration', 'start', MISSING_ID]);
+      expect(run).toEqual({ code: 1, out: '', err: `error: No store ${MISSING_ID}` });
+    });
+  });
+
+  describe('command line', () => {
+    it('answers an unknown command with the usage on err (exit 2)', async () => {
+      const run = await svc(['store', 'frobnicate']);
+      expect(run.code).toBe(2);
+      expect(run.out).toBe('');
+      expect(run.err).toMatch(/^svc: unknown command "store frobnicate"\nusage:\n/);
+      expect(run.err).toContain('svc store migration start <storeId>');
+      expect(run.err).not.toContain('svc app create');
+    });
+
+    it('answers no command, a half command, an unknown flag and a wrong argument count with exit 2', async () => {
+      expect(await svc([])).toMatchObject({ code: 2, out: '', err: expect.stringContaining('svc: no command given') });
+      expect(await svc(['app', 'secret'])).toMatchObject({ code: 2, err: expect.stringContaining('svc: incomplete command "app secret"') });
+      expect(await svc(['app', 'list', '--verbose'])).toMatchObject({ code: 2, err: expect.stringContaining('svc: unknown flag --verbose') });
+      expect(await svc(['app', 'list', '--store', MISSING_ID])).toMatchObject({ code: 2, err: expect.stringContaining('svc: unknown flag --store') });
+      expect(await svc(['app', 'versions'])).toMatchObject({ code: 2, err: expect.stringContaining('svc: missing <appId>') });
+      expect(await svc(['store', 'list', 'extra'])).toMatchObject({ code: 2, err: expect.stringContaining('svc: unexpected argument "extra"') });
+      const malformed = await svc(['installation', 'uninstall', 'abc']);
+      expect(malformed).toMatchObject({ code: 2, err: expect.stringContaining('svc: <installationId> must be a UUID, not "abc"') });
+    });
+
+    it('prints help on out (exit 0): everything, a group, or one command', async () => {
+      const all = await svc(['help']);
+      expect(all).toMatchObject({ code: 0, err: '' });
+      expect(all.out).toContain('svc app version add <appId> --redirect-url <url>... --launch-url <url> --required-scopes "<scope> ..."');
+      expect(all.out).toContain('svc installation uninstall <installationId>');
+      const group = await svc(['help', 'app', 'secret']);
+      expect(group.out.match(/svc app secret \w+/g)).toEqual(['svc app secret rotate', 'svc app secret revoke', 'svc app secret list']);
+      const one = await svc(['app', 'secret', 'revoke', '--help']);
+      expect(one).toMatchObject({ code: 0, err: '' });
+      expect(one.out).toMatch(/^usage: svc app secret revoke <appId> <secretId-or-last-4-chars>$/m);
+      expect((await svc(['--help'])).out).toBe(all.out);
+    });
+
+    it('takes --json anywhere on the line', async () => {
+      const run = await svc(['--json', 'store', 'list']);
+      expect(run.code).toBe(0);
+      expect(Array.isArray(JSON.parse(run.out))).toBe(true);
+    });
+  });
+});
+
+describe('the svc binary', () => {
+  const serverDir = path.resolve(__dirname, '..', '..');
+  const tsx = path.resolve(serverDir, '..', '..', 'node_modules', '.bin', 'tsx');
+  let dataDir = '';
+  beforeAll(() => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cli-'));
+  });
+  afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+  it('migrates a new SQLite database and prints an empty store list as JSON', async () => {
+    const { stdout, stderr } = await promisify(execFile)(tsx, ['src/cli/svc.ts', 'store', 'list', '--json'], {
+      cwd: serverDir,
+      env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '' },
+    });
+    expect(JSON.parse(stdout)).toEqual([]);
+    expect(stderr).toBe('');
+    expect(fs.existsSync(path.join(dataDir, 'store.sqlite'))).toBe(true);
+  }, 60_000);
+});

@@ -1,0 +1,31 @@
+import path from 'node:path';
+import { loadConfig } from '../../src/core/config';
+import { describeDatabase } from '../../src/db/connection';
+
+describe('configuration from the environment', () => {
+  it('starts with no configuration: port 3000, SQLite under ./data, responses validated', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ port: 3000, databaseUrl: undefined, environment: 'development', validateResponses: true });
+    const data = path.resolve(__dirname, '..', '..', '..', '..', 'data');
+    expect(config.dataDir).toBe(data);
+    expect(describeDatabase(config)).toBe(`SQLite at ${path.join(data, 'store.sqlite')}`);
+  });
+
+  it('reads PORT and DATABASE_URL', () => {
+    const config = loadConfig({ PORT: '8080', DATABASE_URL: 'postgres://svc:secret@db.internal:5433/store' });
+    expect(config.port).toBe(8080);
+    expect(describeDatabase(config)).toBe('PostgreSQL at db.internal:5433/store');
+  });
+
+  it('turns response validation and internal messages off in production', () => {
+    expect(loadConfig({ NODE_ENV: 'production' })).toMatchObject({ validateResponses: false, exposeInternalErrors: false });
+  });
+
+  it.each(['-1', '65536', 'abc', '80.5'])('refuses PORT=%p with a clear message', (port) => {
+    expect(() => loadConfig({ PORT: port })).toThrow(/PORT must be an integer from 0 to 65535/);
+  });
+
+  it('refuses a DATABASE_URL that is not PostgreSQL', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL must be a postgres:\/\/ URL/);
+  });
+});
