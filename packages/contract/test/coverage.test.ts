@@ -57,6 +57,7 @@ describe('operations of the interface document', () => {
   });
 
   it('operationIds are unique and in the interface style', () => {
+    // The style is also a lint rule: Spectral svc-operation-id-style, Redocly rule/operation-id-style.
     const ids = operations.map((o) => o.operation.operationId as string);
     expect(new Set(ids).size).toBe(ids.length);
     for (const id of ids) expect(id).toMatch(/^[a-z]+(_[a-z]+)*(\.[a-z]+(_[a-z]+)*)*$/);

@@ -1,4 +1,10 @@
-/** Every schema of the bundled spec is closed and bounded, and every example validates. */
+/**
+ * Every schema of the bundled spec is closed and bounded, and every example validates.
+ * The closed/bounded checks are also Spectral rules run by `pnpm lint` (.spectral.yaml:
+ * svc-closed-objects, svc-bounded-strings, svc-bounded-arrays, through
+ * tools/spectral/functions/svcSchemas.js, which walks the same schemas as allSchemas below);
+ * spec-lint.test.ts shows those rules fail a broken bundle. Keep the two definitions in step.
+ */
 import { type Json, type JsonObject, isObject, resolve, spec, specValidator } from './spec-helpers';
 
 interface Located<T> {
@@ -42,6 +48,7 @@ describe('schemas', () => {
   });
 
   it('every object schema is closed', () => {
+    // Spectral: svc-closed-objects
     const open = schemas
       .filter(({ node }) => typesOf(node).includes('object') || isObject(node.properties))
       .filter(({ node }) => node.additionalProperties === undefined || node.additionalProperties === true)
@@ -51,6 +58,7 @@ describe('schemas', () => {
   });
 
   it('every string is bounded (maxLength, enum, const, or a bounded format)', () => {
+    // Spectral: svc-bounded-strings
     const boundedFormats = new Set(['uuid', 'date', 'date-time']);
     const unbounded = schemas
       .filter(({ node }) => typesOf(node).includes('string'))
@@ -60,6 +68,7 @@ describe('schemas', () => {
   });
 
   it('every array is bounded', () => {
+    // Spectral: svc-bounded-arrays
     const unbounded = schemas.filter(({ node }) => typesOf(node).includes('array') && node.maxItems === undefined).map(({ where }) => where);
     expect(unbounded).toEqual([]);
   });
