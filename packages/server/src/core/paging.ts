@@ -1,6 +1,6 @@
+import { type CursorFilters, openCursor, sealCursor } from './cursor';
 import { ApiError } from './errors';
 import { PAGE_DEFAULT } from './limits';
-import { type CursorFilters, openCursor, sealCursor } from './cursor';
 
 /** Where a served page stands: whether more follow, its size, and the sealed cursor of the next. */
 export interface PageInfo {
@@ -9,13 +9,31 @@ export interface PageInfo {
   nextCursor: string | null;
 }
 
+/** One page of a list: its items and where it stands. */
+export interface Page<Item> {
+  items: Item[];
+  page: PageInfo;
+}
+
+/** What a list request asks: a page size (`pageDefault` when left out) and the cursor of a later page. */
 export interface PageRequest {
   limit?: number | undefined;
   cursor?: string | undefined;
 }
 
+/** What seals and opens cursors: the server's cursor key and the request's time. */
+export interface Pager {
+  readonly key: Buffer;
+  readonly now: number;
+}
+
+/** A list request as the domain takes it: the page asked for, and the pager that checks its cursor. */
+export interface ListRequest extends PageRequest {
+  readonly pager: Pager;
+}
+
 export interface ListScope {
-  /** The list's name (`products`, `categories`, …): a cursor of one list is refused by another. */
+  /** The list's name (its operationId, `products.list`, …): a cursor of one list is refused by another. */
   list: string;
   storeId: string;
   /** The filters the first page was asked with; a cursor only works with the same ones. */
@@ -26,15 +44,15 @@ export interface ListScope {
  * One keyset page ordered by `id`: reads `limit + 1` rows after the cursor's last id (the reader
  * must use an index and `id > after`, never OFFSET), and seals the next cursor with the list's
  * scope and the first page's time, so page N costs what page 1 does and a cursor expires 15 minutes
- * after its first page (DESIGN.md § 5).
+ * after its first page. Every list pages here, in the domain; handlers only pass the request through.
  */
-export async function keysetPage<Row extends { id: number }>(
-  key: Buffer,
-  now: number,
+export async function keysetPage<Row extends { id: number }, Item>(
+  request: ListRequest,
   scope: ListScope,
-  request: PageRequest,
   read: (afterId: number | undefined, take: number) => Promise<readonly Row[]>,
-): Promise<{ rows: readonly Row[]; page: PageInfo }> {
+  view: (rows: readonly Row[]) => Promise<Item[]> | Item[],
+): Promise<Page<Item>> {
+  const { key, now } = request.pager;
   const limit = request.limit ?? PAGE_DEFAULT;
   let afterId: number | undefined;
   let firstPageAt = now;
@@ -50,5 +68,5 @@ export async function keysetPage<Row extends { id: number }>(
   const pageRows = hasMore ? rows.slice(0, limit) : rows;
   const last = pageRows[pageRows.length - 1];
   const nextCursor = hasMore && last ? sealCursor(key, { ...scope, after: { id: last.id }, firstPageAt }) : null;
-  return { rows: pageRows, page: { hasMore, limit, nextCursor } };
+  return { items: await view(pageRows), page: { hasMore, limit, nextCursor } };
 }

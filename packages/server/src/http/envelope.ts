@@ -1,5 +1,5 @@
 import type { components, OperationId } from '@svc/contract';
-import type { PageInfo } from '../core/paging';
+import type { Page } from '../core/paging';
 import type { HandlerContext } from './handler';
 
 type RequestMeta = components['schemas']['RequestMeta'];
@@ -16,9 +16,9 @@ export function envelope<T>(context: HandlerContext<OperationId>, data: T): { da
 }
 
 /** `{data: [...], meta: {request_id, has_more, limit, next_cursor, consistency}, execution}` for a keyset page. */
-export function pageEnvelope<T>(context: HandlerContext<OperationId>, data: T[], page: PageInfo): { data: T[]; meta: ListMeta } {
+export function pageEnvelope<T>(context: HandlerContext<OperationId>, { items, page }: Page<T>): { data: T[]; meta: ListMeta } {
   return {
-    data,
+    data: items,
     meta: {
       request_id: context.requestId,
       has_more: page.hasMore,

@@ -1,6 +1,11 @@
 import type { OperationEntry, OperationId, operations } from '@svc/contract';
 import type { components } from '@svc/contract';
 import type { Principal } from './bearer';
+import type { TaggedResource } from '../core/etag';
+import { etagOf, requireCurrent } from '../core/etag';
+import { rowIdOf } from '../core/ids';
+import type { ListRequest, PageRequest } from '../core/paging';
+import type { Actor, Precondition } from '../domain/shared/actor';
 import type { App } from '../platform/apps';
 import type { Db } from '../db/transactions';
 import type { Services } from '../platform/services';
@@ -99,4 +104,35 @@ export function clientOf<K extends OperationId>(context: HandlerContext<K>): App
 export function principalOf<K extends OperationId>(context: HandlerContext<K>): Principal {
   if (!context.principal) throw new Error(`${context.operation.operationId} ran without a bearer token`);
   return context.principal;
+}
+
+/** Who acts, from the access token, and when: the actor of every change the request makes. */
+export function actorOf<K extends OperationId>(context: HandlerContext<K>): Actor {
+  const { storeId, installationId } = principalOf(context);
+  return { storeId, installationId, now: context.services.clock.now() };
+}
+
+/** The store record a path id names, parsed once here; `notFound` when no row can have it (0, or beyond the id range). */
+export function recordIdOf(pathId: string, notFound: () => ApiError): number {
+  const id = rowIdOf(pathId);
+  if (id === undefined) throw notFound();
+  return id;
+}
+
+/** A list request as the domain takes it: the page asked for, and the cursor key and time that check its cursor. */
+export function listRequestOf<K extends OperationId>(context: HandlerContext<K>, { limit, cursor }: PageRequest): ListRequest {
+  return { limit, cursor, pager: { key: context.keys.cursor, now: context.services.clock.now() } };
+}
+
+/**
+ * The precondition of an operation whose spec takes `If-Match`: the current row's ETag must be
+ * listed (412 PRECONDITION_FAILED with the current ETag when stale, 428 when the header is missing).
+ */
+export function ifMatchOf<K extends OperationId, Row>(context: HandlerContext<K>, tagOf: (row: Row) => TaggedResource): Precondition<Row> {
+  return (current) => requireCurrent(context.keys.etag, context.headers['if-match'], tagOf(current));
+}
+
+/** The `ETag` header of a resource's current version. */
+export function etagHeader<K extends OperationId>(context: HandlerContext<K>, resource: TaggedResource): Record<string, string> {
+  return { ETag: etagOf(context.keys.etag, resource) };
 }

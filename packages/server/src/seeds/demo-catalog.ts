@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { ProductRow as CatalogProductRow } from '../domain/catalog/products';
+import type { ProductRow as CatalogProductRow } from '../domain/catalog/products/row';
 import type { Deps } from '../platform/services';
 
 /**

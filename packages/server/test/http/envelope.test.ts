@@ -26,7 +26,7 @@ describe('the response envelope', () => {
   });
 
   it('gives a keyset page its meta exactly as the interface lists it', () => {
-    expect(pageEnvelope(context(true), [{ id: 1 }], { hasMore: false, limit: 25, nextCursor: null })).toEqual({
+    expect(pageEnvelope(context(true), { items: [{ id: 1 }], page: { hasMore: false, limit: 25, nextCursor: null } })).toEqual({
       data: [{ id: 1 }],
       meta: { request_id: requestId, has_more: false, limit: 25, next_cursor: null, consistency: 'live_keyset' },
       execution,

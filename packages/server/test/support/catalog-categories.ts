@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Express } from 'express';
 import request from 'supertest';
-import { type CategoryCreateInput, type CategoryRow, createCategory } from '../../src/domain/catalog/categories';
+import { createCategory } from '../../src/domain/catalog/categories/changes';
+import type { CategoryCreateInput, CategoryRow } from '../../src/domain/catalog/categories/row';
 import { type Harness, type StoreFixture, createTestApp, installWithTokens } from './harness';
 
 /** `/stores/{storeId}/v1/categories[/{id}]`. */
@@ -71,7 +72,7 @@ export async function walkCategories(app: Express, storeId: string, token: strin
 export async function seedCategories(h: Harness, storeId: string, count: number, prefix: string, extra: Partial<CategoryCreateInput> = {}): Promise<CategoryRow[]> {
   const rows: CategoryRow[] = [];
   for (let i = 1; i <= count; i += 1) {
-    rows.push(await createCategory(h.db, { storeId, now: h.clock.now() }, { name: `${prefix} ${String(i).padStart(3, '0')}`, ...extra }));
+    rows.push(await createCategory(h.db, { storeId, installationId: null, now: h.clock.now() }, { name: `${prefix} ${String(i).padStart(3, '0')}`, ...extra }));
   }
   return rows;
 }

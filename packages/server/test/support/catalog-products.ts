@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Express } from 'express';
 import type { Knex } from 'knex';
 import request from 'supertest';
-import type { Product } from '../../src/domain/catalog/products';
+import type { Product } from '../../src/domain/catalog/products/row';
 import { type Harness, type StoreFixture, createTestApp, createTestStore, installWithTokens } from './harness';
 
 /** `/stores/{storeId}/v1/products[/{id}[/{part}]]`. */

@@ -1,15 +1,12 @@
-import { categoryEtag, categoryView, createCategory } from '../../domain/catalog/categories';
+import { createCategory } from '../../domain/catalog/categories/changes';
+import { categoryTag, categoryView } from '../../domain/catalog/categories/view';
 import { envelope } from '../../http/envelope';
-import { type Handler, principalOf } from '../../http/handler';
+import { type Handler, actorOf, etagHeader } from '../../http/handler';
 
-/**
- * `categories.create`: POST /stores/{storeId}/v1/categories. Runs inside the Idempotency-Key's
- * transaction (`context.db`), so the category and the stored response commit together.
- */
+/** `categories.create`: POST /stores/{storeId}/v1/categories. Answers 201 with the category and its ETag. */
 const categoriesCreate: Handler<'categories.create'> = async (context) => {
-  const { storeId } = principalOf(context);
-  const row = await createCategory(context.db, { storeId, now: context.services.clock.now() }, context.body);
-  return { status: 201, body: envelope(context, categoryView(row, 0)), headers: { ETag: categoryEtag(context.keys.etag, row) } };
+  const category = await createCategory(context.db, actorOf(context), context.body);
+  return { status: 201, body: envelope(context, categoryView(category)), headers: etagHeader(context, categoryTag(category)) };
 };
 
 export default categoriesCreate;

@@ -1,17 +1,14 @@
-import { categoryEtag, updateCategory } from '../../domain/catalog/categories';
+import { updateCategory } from '../../domain/catalog/categories/changes';
+import { categoryNotFound } from '../../domain/catalog/categories/row';
+import { categoryTag, categoryView } from '../../domain/catalog/categories/view';
 import { envelope } from '../../http/envelope';
-import { type Handler, principalOf } from '../../http/handler';
+import { type Handler, actorOf, etagHeader, ifMatchOf, recordIdOf } from '../../http/handler';
 
 /** `categories.update`: PATCH /stores/{storeId}/v1/categories/{id}: needs the current ETag in If-Match; answers with the new one. */
 const categoriesUpdate: Handler<'categories.update'> = async (context) => {
-  const { storeId } = principalOf(context);
-  const { row, category } = await updateCategory(
-    context.db,
-    { storeId, now: context.services.clock.now(), etagKey: context.keys.etag, ifMatch: context.headers['if-match'] },
-    context.params.id,
-    context.body,
-  );
-  return { status: 200, body: envelope(context, category), headers: { ETag: categoryEtag(context.keys.etag, row) } };
+  const id = recordIdOf(context.params.id, categoryNotFound);
+  const category = await updateCategory(context.db, actorOf(context), id, ifMatchOf(context, categoryTag), context.body);
+  return { status: 200, body: envelope(context, categoryView(category)), headers: etagHeader(context, categoryTag(category)) };
 };
 
 export default categoriesUpdate;

@@ -1,15 +1,12 @@
-import { adjustInventory } from '../../domain/catalog/inventory';
+import { adjustInventory } from '../../domain/catalog/inventory/changes';
+import { productNotFound } from '../../domain/catalog/products/row';
 import { envelope } from '../../http/envelope';
-import { type Handler, principalOf } from '../../http/handler';
+import { type Handler, actorOf, recordIdOf } from '../../http/handler';
 
-/**
- * `inventory.adjust`: POST /stores/{storeId}/v1/products/{id}/inventory-adjustments. Runs in the
- * Idempotency-Key's transaction (`context.db`), so the adjustment and its stored response commit together.
- */
+/** `inventory.adjust`: POST /stores/{storeId}/v1/products/{id}/inventory-adjustments. */
 const inventoryAdjust: Handler<'inventory.adjust'> = async (context) => {
-  const { storeId, installationId } = principalOf(context);
-  const change = { storeId, installationId, pathId: context.params.id, now: context.services.clock.now() };
-  return { status: 201, body: envelope(context, await adjustInventory(context.db, change, context.body)) };
+  const adjustment = await adjustInventory(context.db, actorOf(context), recordIdOf(context.params.id, productNotFound), context.body);
+  return { status: 201, body: envelope(context, adjustment) };
 };
 
 export default inventoryAdjust;

@@ -1,18 +1,14 @@
-import { productTag, updateProductContent } from '../../domain/catalog/products';
+import { updateProductContent } from '../../domain/catalog/products/changes';
+import { productNotFound } from '../../domain/catalog/products/row';
+import { productTag, viewOfRow } from '../../domain/catalog/products/view';
 import { envelope } from '../../http/envelope';
-import { etagOf, requireCurrent } from '../../core/etag';
-import { type Handler, principalOf } from '../../http/handler';
+import { type Handler, actorOf, etagHeader, ifMatchOf, recordIdOf } from '../../http/handler';
 
-/**
- * `products.content`: PATCH /stores/{storeId}/v1/products/{id}/content. Applies only if `If-Match`
- * is the product's current ETag (412 otherwise, also when another update wins the race).
- */
+/** `products.content`: PATCH /stores/{storeId}/v1/products/{id}/content, when `If-Match` is the product's current ETag. */
 const productsContent: Handler<'products.content'> = async (context) => {
-  const { storeId, installationId } = principalOf(context);
-  const actor = { storeId, installationId, now: context.services.clock.now() };
-  const precondition = (current: Parameters<typeof productTag>[0]) => requireCurrent(context.keys.etag, context.headers['if-match'], productTag(current));
-  const { row, view } = await updateProductContent(context.db, actor, context.params.id, precondition, context.body);
-  return { status: 200, body: envelope(context, view), headers: { ETag: etagOf(context.keys.etag, productTag(row)) } };
+  const id = recordIdOf(context.params.id, productNotFound);
+  const product = await updateProductContent(context.db, actorOf(context), id, ifMatchOf(context, productTag), context.body);
+  return { status: 200, body: envelope(context, viewOfRow(product)), headers: etagHeader(context, productTag(product)) };
 };
 
 export default productsContent;

@@ -1,16 +1,12 @@
-import { createProduct, productTag } from '../../domain/catalog/products';
+import { createProduct } from '../../domain/catalog/products/changes';
+import { productTag, viewOfRow } from '../../domain/catalog/products/view';
 import { envelope } from '../../http/envelope';
-import { etagOf } from '../../core/etag';
-import { type Handler, principalOf } from '../../http/handler';
+import { type Handler, actorOf, etagHeader } from '../../http/handler';
 
-/**
- * `products.create`: POST /stores/{storeId}/v1/products. Runs in the Idempotency-Key's transaction
- * (`context.db`); answers 201 with the product and its ETag.
- */
+/** `products.create`: POST /stores/{storeId}/v1/products. Answers 201 with the product and its ETag. */
 const productsCreate: Handler<'products.create'> = async (context) => {
-  const { storeId, installationId } = principalOf(context);
-  const { row, view } = await createProduct(context.db, { storeId, installationId, now: context.services.clock.now() }, context.body);
-  return { status: 201, body: envelope(context, view), headers: { ETag: etagOf(context.keys.etag, productTag(row)) } };
+  const product = await createProduct(context.db, actorOf(context), context.body);
+  return { status: 201, body: envelope(context, viewOfRow(product)), headers: etagHeader(context, productTag(product)) };
 };
 
 export default productsCreate;

@@ -1,13 +1,13 @@
-import { findProductRow, notFound, priceRecordView, productTag } from '../../domain/catalog/products';
+import { getProduct } from '../../domain/catalog/products/queries';
+import { productNotFound } from '../../domain/catalog/products/row';
+import { priceRecordView, productTag } from '../../domain/catalog/products/view';
 import { envelope } from '../../http/envelope';
-import { etagOf } from '../../core/etag';
-import { type Handler, principalOf } from '../../http/handler';
+import { type Handler, etagHeader, principalOf, recordIdOf } from '../../http/handler';
 
 /** `products.price.get`: GET /stores/{storeId}/v1/products/{id}/prices: the price record, with the product's ETag. */
 const productsPriceGet: Handler<'products.price.get'> = async (context) => {
-  const row = await findProductRow(context.db, principalOf(context).storeId, context.params.id);
-  if (!row) throw notFound();
-  return { status: 200, body: envelope(context, priceRecordView(row)), headers: { ETag: etagOf(context.keys.etag, productTag(row)) } };
+  const product = await getProduct(context.db, principalOf(context).storeId, recordIdOf(context.params.id, productNotFound));
+  return { status: 200, body: envelope(context, priceRecordView(product)), headers: etagHeader(context, productTag(product)) };
 };
 
 export default productsPriceGet;

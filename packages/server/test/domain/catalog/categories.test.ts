@@ -1,5 +1,5 @@
 import type request from 'supertest';
-import type { CategoryRow } from '../../../src/domain/catalog/categories';
+import type { CategoryRow } from '../../../src/domain/catalog/categories/row';
 import { CURSOR_TTL_MS } from '../../../src/core/cursor';
 import { expectError } from '../../support/auth-steps';
 import {

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { toIso } from '../../../src/core/clock';
-import type { Product } from '../../../src/domain/catalog/products';
+import type { Product } from '../../../src/domain/catalog/products/row';
 import { expectError } from '../../support/auth-steps';
 import {
   type Shop,

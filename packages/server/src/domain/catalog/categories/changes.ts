@@ -1,0 +1,106 @@
+import type { Knex } from 'knex';
+import { ApiError } from '../../../core/errors';
+import { rowIdOf } from '../../../core/ids';
+import type { Db } from '../../../db/transactions';
+import { type Actor, type Precondition } from '../../shared/actor';
+import { requireFreeSlug } from '../../shared/slugs';
+import { nameKeyOf } from '../../shared/text';
+import { changeVersioned, createVersioned } from '../../shared/versioned';
+import { categoryResource, findCategory, findCategoryByName } from './queries';
+import type { CategoryColumns, CategoryCreateInput, CategoryRecord, CategoryUpdate } from './row';
+
+/** A parent chain longer than this is treated as broken (it cannot happen through the API). */
+const MAX_DEPTH = 10_000;
+
+const detail = (field: string, message: string) => ({ location: 'body' as const, field, message });
+
+const nameTaken = (name: string, holder: number) =>
+  new ApiError('CATEGORY_NAME_TAKEN', `A category named '${name.slice(0, 100)}' already exists in this store.`, {
+    details: [detail('/name', `is already the name of category ${holder} (names compare case-insensitively)`)],
+  });
+
+const parentInvalid = (message: string, reason: string) => new ApiError('CATEGORY_PARENT_INVALID', message, { details: [detail('/parent_id', reason)] });
+
+async function requireNameFree(db: Db, storeId: string, name: string, self?: number): Promise<void> {
+  const holder = await findCategoryByName(db, storeId, name);
+  if (holder && holder.id !== self) throw nameTaken(name, holder.id);
+}
+
+/** The parent exists in the store and, for an existing category, is neither itself nor one of its descendants. */
+async function requireValidParent(db: Db, storeId: string, parentId: number, self?: number): Promise<void> {
+  if (parentId === self) throw parentInvalid(`Category ${parentId} cannot be its own parent.`, 'is the category itself');
+  // A body id beyond the id range names no category (and PostgreSQL refuses to compare with it).
+  let current = rowIdOf(parentId) === undefined ? undefined : await findCategory(db, storeId, parentId);
+  if (!current) throw parentInvalid(`There is no category ${parentId} in this store.`, 'is not a category of this store');
+  if (self === undefined) return;
+  for (let depth = 0; current && depth < MAX_DEPTH; depth += 1) {
+    if (current.parent_id === self) {
+      throw parentInvalid(`Category ${parentId} cannot be the parent: it is a descendant of this category.`, 'would make a cycle');
+    }
+    current = current.parent_id === null ? undefined : await findCategory(db, storeId, current.parent_id);
+  }
+  if (current) throw parentInvalid(`Category ${parentId} has too deep a chain of parents.`, 'would make too deep a tree');
+}
+
+/**
+ * On PostgreSQL, serialises the parent changes of one store for the rest of the transaction, so two
+ * concurrent moves cannot make a cycle together (SQLite runs one transaction at a time anyway).
+ */
+async function lockStoreTree(trx: Knex.Transaction, storeId: string): Promise<void> {
+  if (trx.client.config.client === 'pg') await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`categories-tree:${storeId}`]);
+}
+
+/** `categories.create`: `active`, position 0 and top-level unless the body says otherwise. */
+export function createCategory(db: Db, actor: Actor, body: CategoryCreateInput): Promise<CategoryRecord> {
+  return createVersioned(db, actor, categoryResource, {
+    columns: async (trx): Promise<CategoryColumns> => {
+      const parentId = body.parent_id ?? null;
+      if (parentId !== null) await requireValidParent(trx, actor.storeId, parentId);
+      await requireNameFree(trx, actor.storeId, body.name);
+      if (body.slug !== undefined) await requireFreeSlug(trx, 'categories', 'category', actor.storeId, body.slug);
+      return {
+        name: body.name,
+        name_key: nameKeyOf(body.name),
+        slug: body.slug ?? null,
+        description: body.description ?? null,
+        parent_id: parentId,
+        sort_order: body.sort_order ?? 0,
+        status: body.status ?? 'active',
+        image: body.image ?? null,
+        seo_title: body.seo_title ?? null,
+        seo_description: body.seo_description ?? null,
+      };
+    },
+  });
+}
+
+/** The columns an update body changes: fields left out stay, null clears. */
+function columnsOf(body: CategoryUpdate): Partial<CategoryColumns> {
+  const columns: Partial<CategoryColumns> = {};
+  if (body.name !== undefined) Object.assign(columns, { name: body.name, name_key: nameKeyOf(body.name) });
+  if (body.slug !== undefined) columns.slug = body.slug;
+  if (body.description !== undefined) columns.description = body.description;
+  if (body.parent_id !== undefined) columns.parent_id = body.parent_id;
+  if (body.sort_order !== undefined) columns.sort_order = body.sort_order;
+  if (body.status !== undefined) columns.status = body.status;
+  if (body.image !== undefined) columns.image = body.image;
+  if (body.seo_title !== undefined) columns.seo_title = body.seo_title;
+  if (body.seo_description !== undefined) columns.seo_description = body.seo_description;
+  return columns;
+}
+
+/** `categories.update`: the body's changes, when the precondition (If-Match) accepts the current version. */
+export function updateCategory(db: Db, actor: Actor, id: number, precondition: Precondition<CategoryRecord>, body: CategoryUpdate): Promise<CategoryRecord> {
+  return changeVersioned(db, actor, categoryResource, id, {
+    precondition,
+    columns: async (current, trx) => {
+      if (body.name !== undefined) await requireNameFree(trx, actor.storeId, body.name, current.id);
+      if (body.slug !== undefined && body.slug !== null) await requireFreeSlug(trx, 'categories', 'category', actor.storeId, body.slug, current.id);
+      if (body.parent_id !== undefined && body.parent_id !== null && body.parent_id !== current.parent_id) {
+        await lockStoreTree(trx, actor.storeId);
+        await requireValidParent(trx, actor.storeId, body.parent_id, current.id);
+      }
+      return columnsOf(body);
+    },
+  });
+}

@@ -1,0 +1,30 @@
+import type { DomainEvent } from '../../platform/outbox';
+
+/**
+ * Who changes a store's data, and when: built once per request from the access token (the HTTP
+ * edge's `actorOf`), or by a job for the store itself (`installationId` null). Every change is
+ * stamped with `now` and every event it writes names the store and the installation.
+ */
+export interface Actor {
+  readonly storeId: string;
+  readonly installationId: string | null;
+  readonly now: number;
+}
+
+/**
+ * Called with the current row before a change, and throws to refuse it: the HTTP edge builds one
+ * from `If-Match` (412 when stale, 428 when missing) for the operations whose spec takes it.
+ */
+export type Precondition<Row> = (current: Row) => void;
+
+/** The precondition of an operation whose spec takes no `If-Match`: any version may be changed. */
+export const anyVersion: Precondition<unknown> = () => undefined;
+
+/** An outbox event of this actor's change: its store, its installation, its time. */
+export const eventBy = (actor: Actor, type: string, data: Record<string, unknown>): DomainEvent => ({
+  type,
+  storeId: actor.storeId,
+  installationId: actor.installationId,
+  occurredAt: actor.now,
+  data,
+});

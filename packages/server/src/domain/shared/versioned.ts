@@ -1,0 +1,108 @@
+import type { Knex } from 'knex';
+import type { ApiError } from '../../core/errors';
+import { type Db, brokenUniqueIndex, inTransaction, insertedId } from '../../db/transactions';
+import { type DomainEvent, recordEvent } from '../../platform/outbox';
+import type { Actor, Precondition } from './actor';
+
+/** A row that carries a concurrency version: `resource_version` rises by one on every change. */
+export interface VersionedRow {
+  id: number;
+  resource_version: number;
+}
+
+/** How the write path reads and refuses one kind of versioned resource (products, categories, …). */
+export interface VersionedResource<Row extends VersionedRow> {
+  /** The table; every row has `store_id`, `resource_version` and `updated_at`. */
+  readonly table: string;
+  /** The store's row with this id, as the change and its events need it; undefined when absent or another store's. */
+  find(db: Db, storeId: string, id: number): Promise<Row | undefined>;
+  /** 404 for an id the store does not have (also another store's: no existence oracle). */
+  notFound(): ApiError;
+  /** The interface's error for a unique index the write broke (a concurrent writer won), if it has one. */
+  uniqueConflict?(index: string): ApiError | undefined;
+}
+
+export interface VersionedChange<Row extends VersionedRow, Columns> {
+  /** Refuses the change for the current row (If-Match), or `anyVersion`. */
+  readonly precondition: Precondition<Row>;
+  /** The rules of the change: throws to refuse, returns the columns to write. */
+  readonly columns: (current: Row, trx: Knex.Transaction) => Promise<Columns> | Columns;
+  /** The outbox events of the change, from the changed row, written in the same transaction. */
+  readonly events?: (changed: Row, trx: Knex.Transaction) => Promise<DomainEvent[]> | DomainEvent[];
+}
+
+/**
+ * The one way a resource is changed: in one transaction (the request's Idempotency-Key transaction
+ * when there is one), the row is locked (PostgreSQL `FOR UPDATE`; SQLite runs one writer at a time),
+ * the precondition is asked, the change's rules give the columns, the row is written with
+ * `resource_version + 1` and the actor's `updated_at`, and the change's events go to the outbox.
+ * Holding the lock, two changes of one row run one after the other: of two sent with one If-Match,
+ * the second sees the first's version and is refused.
+ */
+export function changeVersioned<Row extends VersionedRow, Columns extends object>(
+  db: Db,
+  actor: Actor,
+  resource: VersionedResource<Row>,
+  id: number,
+  change: VersionedChange<Row, Columns>,
+): Promise<Row> {
+  return inTransaction(db, async (trx) => {
+    const current = await lockRow(trx, resource, actor.storeId, id);
+    change.precondition(current);
+    const columns = await change.columns(current, trx);
+    await writeOrConflict(resource, () =>
+      trx(resource.table)
+        .where({ id, store_id: actor.storeId })
+        .update({ ...columns, resource_version: current.resource_version + 1, updated_at: actor.now }),
+    );
+    const changed = await resource.find(trx, actor.storeId, id);
+    if (!changed) throw new Error(`${resource.table} ${id} vanished during its own change`);
+    for (const event of (await change.events?.(changed, trx)) ?? []) await recordEvent(trx, event);
+    return changed;
+  });
+}
+
+/**
+ * The one way a resource is created: the row is inserted at `resource_version` 1, stamped with the
+ * actor's time, a unique index it breaks answers the resource's conflict, and the creation's events
+ * go to the outbox in the same transaction. Rules (uniqueness checks with friendly errors, references)
+ * run before, inside the same transaction: pass `prepare`.
+ */
+export function createVersioned<Row extends VersionedRow, Columns extends object>(
+  db: Db,
+  actor: Actor,
+  resource: VersionedResource<Row>,
+  creation: {
+    readonly columns: (trx: Knex.Transaction) => Promise<Columns> | Columns;
+    readonly events?: (created: Row, trx: Knex.Transaction) => Promise<DomainEvent[]> | DomainEvent[];
+  },
+): Promise<Row> {
+  return inTransaction(db, async (trx) => {
+    const columns = await creation.columns(trx);
+    const row = { ...columns, store_id: actor.storeId, resource_version: 1, created_at: actor.now, updated_at: actor.now };
+    const id = insertedId(await writeOrConflict(resource, () => trx(resource.table).insert(row).returning('id')));
+    const created = await resource.find(trx, actor.storeId, id);
+    if (!created) throw new Error(`${resource.table} ${id} is missing right after its insert`);
+    for (const event of (await creation.events?.(created, trx)) ?? []) await recordEvent(trx, event);
+    return created;
+  });
+}
+
+/** The current row, locked until the transaction ends; 404 when the store has no such row. */
+async function lockRow<Row extends VersionedRow>(trx: Knex.Transaction, resource: VersionedResource<Row>, storeId: string, id: number): Promise<Row> {
+  if (trx.client.config.client === 'pg') await trx(resource.table).where({ id, store_id: storeId }).forUpdate().select('id');
+  const current = await resource.find(trx, storeId, id);
+  if (!current) throw resource.notFound();
+  return current;
+}
+
+/** Runs a write; a unique index it breaks becomes the resource's own error where it names one. */
+export async function writeOrConflict<Row extends VersionedRow, T>(resource: Pick<VersionedResource<Row>, 'uniqueConflict'>, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    const index = brokenUniqueIndex(error);
+    const conflict = index === undefined ? undefined : resource.uniqueConflict?.(index);
+    throw conflict ?? error;
+  }
+}
