@@ -6,6 +6,7 @@ import { createApp } from '../../packages/server/src/app';
 import { systemClock } from '../../packages/server/src/core/clock';
 import { createDatabase } from '../../packages/server/src/db/connection';
 import { migrateToLatest } from '../../packages/server/src/db/migrate';
+import { createLogger } from '../../packages/server/src/http/request-log';
 import { seedCatalogForBench } from '../../packages/server/src/seeds/demo-catalog';
 import { validateAuthorization } from '../../packages/server/src/oauth/authorize';
 import { answerConsent, rememberAuthorization } from '../../packages/server/src/oauth/consent';
@@ -17,9 +18,9 @@ import { type Services, createServices } from '../../packages/server/src/platfor
 import { failStart, listen, portOf, serveBench, tellParent } from './child';
 
 /**
- * The real server, as production runs it (no response validation, internal errors hidden), on a
- * fresh SQLite file in a temporary directory, with one store of BENCH_PRODUCTS products and an
- * installed app holding `products:read`. Rate limits are raised so that they never trigger.
+ * The real server, as production runs it (no response validation, internal errors hidden, a line
+ * logged per request), on a fresh SQLite file in a temporary directory, with one store of
+ * BENCH_PRODUCTS products and an installed app holding `products:read`. Rate limits are raised so that they never trigger.
  * Run in its own process by tools/bench/run.ts.
  */
 const REDIRECT_URI = 'http://localhost:8787/callback';
@@ -70,7 +71,9 @@ async function main(): Promise<void> {
     await addVersion(services, client.id, { redirectUrls: [REDIRECT_URI], launchUrl: 'http://localhost:8787/launch', requiredScopes: ['products:read'], optionalScopes: [] });
     let tokens = await install(services, store.id, owner.id, client.id);
 
-    const app = createApp({ config: { validateResponses: false, exposeInternalErrors: false }, services });
+    // Each request's line is written as in production, to nowhere: its cost is part of what is measured.
+    const logger = createLogger({ level: 'info', environment: 'production' }, fs.createWriteStream(os.devNull));
+    const app = createApp({ config: { validateResponses: false, exposeInternalErrors: false }, services, logger });
     const server = await listen(app);
     serveBench(server, {
       close,

@@ -13,6 +13,7 @@ import { ApiError } from './core/errors';
 import { refuseNulCharacters } from './http/nul-guard';
 import { inSeries, underPath } from './http/series';
 import { requestContext, requestIdOf } from './http/request-context';
+import { type Logger, noteErrorAnswer, requestLog, silentLogger } from './http/request-log';
 import { errorHeaders } from './http/protocol-headers';
 import { isReplayedError, REPLAYED_HEADER } from './http/idempotency';
 import { operationRouter } from './http/router';
@@ -25,6 +26,8 @@ export interface AppOptions {
   config: Pick<Config, 'validateResponses' | 'exposeInternalErrors'>;
   services: Services;
   handlers?: Handlers;
+  /** Where each request's line goes (http/request-log); silent when not given. */
+  logger?: Logger;
 }
 
 function loadSpec(): object {
@@ -43,13 +46,14 @@ function docsSite(): express.RequestHandler {
 }
 
 /** The Express app: request id, body limits, spec validation, the operation router, one error mapper. */
-export function createApp({ config, services, handlers = generatedHandlers }: AppOptions): Express {
+export function createApp({ config, services, handlers = generatedHandlers, logger = silentLogger() }: AppOptions): Express {
   const app = express();
   app.set('query parser', 'extended');
   app.set('etag', false);
   app.disable('x-powered-by');
 
   app.use(requestContext(services.clock));
+  app.use(requestLog(logger));
   app.use('/docs', docsSite());
   app.use('/dashboard', dashboardRouter(services));
   // Body parsing, the NUL guard and spec validation run as one layer (see inSeries).
@@ -77,7 +81,7 @@ export function createApp({ config, services, handlers = generatedHandlers }: Ap
     const surface = surfaceOf(req);
     const apiError = toApiError(error, surface, config.exposeInternalErrors);
     const requestId = requestIdOf(res);
-    if (apiError.code === 'INTERNAL') console.error(`[${requestId}] ${req.method} ${req.originalUrl}:`, error);
+    noteErrorAnswer(res, apiError.code, error);
     if (res.headersSent) return void res.end();
     if (surface === 'oauth') res.set('Cache-Control', 'no-store'); // RFC 6749 §5.2: token errors are not cached
     res.status(apiError.status);
@@ -87,7 +91,7 @@ export function createApp({ config, services, handlers = generatedHandlers }: Ap
       try {
         res.set(name, value);
       } catch (headerError) {
-        console.error(`[${requestId}] dropped the ${name} header of a ${apiError.code} answer:`, headerError); // never lose the error itself
+        res.log.warn({ err: headerError, header: name, err_code: apiError.code }, 'dropped a header of an error answer'); // never lose the error itself
       }
     }
     res.json(errorBody(apiError, requestId));

@@ -3,6 +3,7 @@ import { createApp } from './app';
 import { loadConfig } from './core/config';
 import { createDatabase, describeDatabase } from './db/connection';
 import { migrateToLatest } from './db/migrate';
+import { createLogger } from './http/request-log';
 import { DEMO_OWNER, type DemoSeed, seedDemo } from './seeds/demo';
 import { installDirectly } from './oauth/direct-install';
 import type { TokenResponse } from './oauth/token-endpoint';
@@ -16,7 +17,8 @@ async function main(): Promise<void> {
   const services = createServices({ db: database, rateLimits: config.rateLimits });
   const demo = config.environment === 'production' ? undefined : await seedDemo(services);
   const demoTokens = demo && (await installDirectly(services, { storeId: demo.store.id, appId: demo.app.id, scopes: DEMO_SCOPES, redirectUri: demo.version.redirectUrls[0] as string }));
-  const app = createApp({ config, services });
+  const logger = createLogger({ level: config.logLevel, environment: config.environment }, process.stdout);
+  const app = createApp({ config, services, logger });
   const server = app.listen(config.port, () => {
     const { port } = server.address() as AddressInfo;
     const base = `http://localhost:${port}`;

@@ -5,6 +5,10 @@ const repositoryRoot = path.resolve(__dirname, '..', '..', '..', '..');
 
 export type Environment = 'production' | 'development' | 'test';
 
+/** The levels `LOG_LEVEL` takes, most severe first (pino's names). */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
 export interface Config {
   readonly environment: Environment;
   readonly port: number;
@@ -17,6 +21,8 @@ export interface Config {
   readonly exposeInternalErrors: boolean;
   /** Requests per `quotaProofMs` (5 s) window: per installation on the store API, per client on /oauth. */
   readonly rateLimits: { readonly perInstallation: number; readonly perClient: number };
+  /** The least severe log level written (`LOG_LEVEL`, default `info`). */
+  readonly logLevel: LogLevel;
 }
 
 function environmentOf(value: string | undefined): Environment {
@@ -35,6 +41,13 @@ function databaseUrlOf(value: string | undefined): string | undefined {
   if (value === undefined || value === '') return undefined;
   if (!/^postgres(ql)?:\/\//.test(value)) throw new Error('DATABASE_URL must be a postgres:// URL (leave it unset for SQLite)');
   return value;
+}
+
+function logLevelOf(value: string | undefined): LogLevel {
+  if (value === undefined || value === '') return 'info';
+  const level = LOG_LEVELS.find((name) => name === value);
+  if (!level) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, not "${value}"`);
+  return level;
 }
 
 function positiveIntegerOf(name: string, value: string | undefined, fallback: number): number {
@@ -58,5 +71,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       perInstallation: positiveIntegerOf('RATE_LIMIT_PER_INSTALLATION', env.RATE_LIMIT_PER_INSTALLATION, 100),
       perClient: positiveIntegerOf('RATE_LIMIT_PER_CLIENT', env.RATE_LIMIT_PER_CLIENT, 60),
     },
+    logLevel: logLevelOf(env.LOG_LEVEL),
   };
 }

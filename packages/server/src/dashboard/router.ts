@@ -8,6 +8,7 @@ import { findApp, findVersion } from '../platform/apps';
 import { findInstallation, listInstallations, uninstall } from '../platform/installations';
 import { findOwnerByEmail, findStore, storesOwnedBy } from '../platform/stores';
 import type { Services } from '../platform/services';
+import { noteUnexpectedError } from '../http/request-log';
 import { clearCookie, readCookie, setCookie } from './cookies';
 import { safeReturnTo, pageHeaders } from './security';
 import { type DashboardSession, SESSION_COOKIE, SESSION_MS, csrfMatches, currentSession, endSession, startSession } from './sessions';
@@ -173,8 +174,8 @@ export function dashboardRouter(services: Services): Router {
   );
 
   router.use((_req: Request, res: Response) => render(res, 404, messagePage('Not found', 'There is no such dashboard page.')));
-  router.use((error: unknown, req: Request, res: Response, _next: express.NextFunction) => {
-    console.error(`[${String(res.locals.requestId)}] ${req.method} ${req.originalUrl}:`, error);
+  router.use((error: unknown, _req: Request, res: Response, _next: express.NextFunction) => {
+    noteUnexpectedError(res, error);
     render(res, 500, messagePage('Something went wrong', `Please try again. Reference: ${String(res.locals.requestId)}`));
   });
   return router;

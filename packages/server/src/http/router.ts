@@ -11,6 +11,7 @@ import { type Quota, rateLimited } from '../platform/rate-limit';
 import { rateLimitHeaders } from './protocol-headers';
 import type { Execution, HandlerContext, ServerKeys } from './handler';
 import { requestIdOf } from './request-context';
+import { noteCaller } from './request-log';
 
 function headersOf(req: Request): Record<string, string | undefined> {
   const headers: Record<string, string | undefined> = {};
@@ -65,17 +66,22 @@ async function spendQuota(services: Services, res: Response, quota: Quota, key: 
 async function identify(services: Services, entry: OperationEntry, req: Request, res: Response): Promise<Caller> {
   if (entry.auth === 'bearer') {
     const principal = await authenticateBearer(services, req.headers.authorization, String(req.params.storeId));
+    noteCaller(res, principal);
     await spendQuota(services, res, services.quotas.installation, principal.installationId);
     requireScopes(principal, entry, req.body);
     return { principal, execution: executionOf(principal, requestIdOf(res)) };
   }
   if (entry.auth === 'client') {
     const client = await authenticateBasic(services, req.headers.authorization);
+    noteCaller(res, { appId: client.id });
     await spendQuota(services, res, services.quotas.client, client.id);
     return { client };
   }
   const namedClient = (req.query as Record<string, unknown>).client_id;
-  if (entry.operationId === 'oauth.authorize' && typeof namedClient === 'string') await spendQuota(services, res, services.quotas.client, namedClient);
+  if (entry.operationId === 'oauth.authorize' && typeof namedClient === 'string') {
+    noteCaller(res, { appId: namedClient });
+    await spendQuota(services, res, services.quotas.client, namedClient);
+  }
   return {};
 }
 

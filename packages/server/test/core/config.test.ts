@@ -25,6 +25,16 @@ describe('configuration from the environment', () => {
     expect(() => loadConfig({ PORT: port })).toThrow(/PORT must be an integer from 0 to 65535/);
   });
 
+  it('logs at info unless LOG_LEVEL says otherwise', () => {
+    expect(loadConfig({}).logLevel).toBe('info');
+    expect(loadConfig({ LOG_LEVEL: 'debug' }).logLevel).toBe('debug');
+    expect(loadConfig({ LOG_LEVEL: 'silent' }).logLevel).toBe('silent');
+  });
+
+  it.each(['verbose', 'INFO', '30'])('refuses LOG_LEVEL=%p with the levels it takes', (level) => {
+    expect(() => loadConfig({ LOG_LEVEL: level })).toThrow('LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent');
+  });
+
   it('refuses a DATABASE_URL that is not PostgreSQL', () => {
     expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL must be a postgres:\/\/ URL/);
   });

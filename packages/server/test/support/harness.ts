@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import type { Knex } from 'knex';
-import { createApp } from '../../src/app';
+import { type AppOptions, createApp } from '../../src/app';
 import { ManualClock } from '../../src/core/clock';
 import { migrateToLatest } from '../../src/db/migrate';
 import { approveAsOwner } from '../../src/oauth/direct-install';
@@ -30,6 +30,7 @@ export interface Harness {
 
 export interface HarnessOptions {
   rateLimits?: { perInstallation: number; perClient: number };
+  logger?: AppOptions['logger'];
 }
 
 /** A migrated database, a manual clock and the app over them, with response validation on. */
@@ -38,7 +39,7 @@ export async function openHarness(testDatabase: TestDatabase, options: HarnessOp
   await migrateToLatest(db);
   const clock = new ManualClock();
   const services = createServices({ db, clock, rateLimits: options.rateLimits ?? { perInstallation: 1000, perClient: 1000 } });
-  const app = createApp({ config: { validateResponses: true, exposeInternalErrors: true }, services });
+  const app = createApp({ config: { validateResponses: true, exposeInternalErrors: true }, services, logger: options.logger });
   return { db, clock, services, app };
 }
 
