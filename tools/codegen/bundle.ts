@@ -28,14 +28,16 @@ export function redocly(args: string[]): string {
 }
 
 /** Bundles spec/ into one document whose shared parts live in `components` (refs kept). */
-export function bundleSpec(): { document: OpenApiDocument; text: string } {
+export function bundleSpec(): OpenApiDocument {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bundle-'));
   const out = path.join(dir, 'openapi.json');
   try {
     redocly(['bundle', locations.specRoot, '--output', out, '--ext', 'json']);
-    const document = JSON.parse(fs.readFileSync(out, 'utf8')) as OpenApiDocument;
-    return { document, text: `${JSON.stringify(document, null, 2)}\n` };
+    return JSON.parse(fs.readFileSync(out, 'utf8')) as OpenApiDocument;
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/** The bundled document as committed in packages/contract. */
+export const bundleText = (document: OpenApiDocument): string => `${JSON.stringify(document, null, 2)}\n`;

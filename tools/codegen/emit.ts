@@ -1,8 +1,8 @@
-import openapiTS, { astToString } from 'openapi-typescript';
 import path from 'node:path';
 import type { OpenApiDocument } from './bundle';
 import type { OperationEntry } from './operation-table';
 import { GENERATED_HEADER, locations } from './paths';
+import type { ScopeDefinition } from './scopes';
 
 /** `products.media.get` → `productsMediaGet`. */
 export function identifierOf(operationId: string): string {
@@ -21,6 +21,8 @@ function importPath(from: string, to: string): string {
 }
 
 export async function contractTypes(document: OpenApiDocument): Promise<string> {
+  // Loaded here, not at the top: its dependencies are ES modules that jest (which tests the other emitters) cannot load.
+  const { default: openapiTS, astToString } = await import('openapi-typescript');
   const ast = await openapiTS(document as unknown as Parameters<typeof openapiTS>[0], {
     alphabetize: true,
     exportType: true,
@@ -40,6 +42,35 @@ ${body}
 export type OperationId = keyof typeof operationTable;
 
 export const operationIds = Object.keys(operationTable) as OperationId[];
+`;
+}
+
+export function contractScopes(catalogue: readonly ScopeDefinition[]): string {
+  const union = catalogue.map((scope) => `  | ${JSON.stringify(scope.name)}`).join('\n');
+  const entries = catalogue
+    .map((scope) => `  { name: ${JSON.stringify(scope.name)}, description: ${JSON.stringify(scope.description)}, needs: ${JSON.stringify(scope.needs)} },`)
+    .join('\n');
+  return `${GENERATED_HEADER}/** An OAuth scope, as the oauth2 security scheme declares it. */
+export type Scope =
+${union};
+
+export interface ScopeDefinition {
+  readonly name: Scope;
+  /** What the scope allows, worded for the API reference and the consent page alike. */
+  readonly description: string;
+  /** The scopes that must be requested with it (\`x-scope-dependencies\`). */
+  readonly needs: readonly Scope[];
+}
+
+/** Every scope in the spec's order, which is the order the service lists scopes in. */
+export const scopeCatalogue: readonly ScopeDefinition[] = [
+${entries}
+];
+
+/** The scopes each scope needs, for the scopes that need any. A Map: a requested name never reaches a prototype. */
+export const SCOPE_DEPENDENCIES: ReadonlyMap<Scope, readonly Scope[]> = new Map(
+  scopeCatalogue.filter((scope) => scope.needs.length > 0).map((scope) => [scope.name, scope.needs]),
+);
 `;
 }
 

@@ -1,24 +1,29 @@
 /**
- * `pnpm generate`: spec/ → packages/contract, the server's handler types and registry, the
- * client's types, stubs for operations without a handler, and docs/site.
+ * `pnpm generate`: spec/ → packages/contract (bundle, types, operation table, scope catalogue), the
+ * server's handler types and registry, the client's types, stubs for operations without a handler,
+ * and docs/site.
  * `pnpm generate:check`: fails when the committed generated files are out of step with spec/.
  * `pnpm docs`: rebuilds docs/site from the committed bundled spec only.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { bundleSpec } from './bundle';
+import { bundleSpec, bundleText } from './bundle';
 import { buildDocsSite } from './docs-site';
-import { clientTypes, contractOperations, contractTypes, handlerFileOf, handlerStub, serverRegistry } from './emit';
+import { clientTypes, contractOperations, contractScopes, contractTypes, handlerFileOf, handlerStub, serverRegistry } from './emit';
 import { buildOperationTable } from './operation-table';
 import { locations, repoRoot } from './paths';
+import { readScopeCatalogue, withScopeDependencyTable } from './scopes';
 
 async function generatedFiles(): Promise<{ files: Map<string, string>; table: ReturnType<typeof buildOperationTable> }> {
-  const { document, text } = bundleSpec();
+  const bundled = bundleSpec();
+  const scopes = readScopeCatalogue(bundled);
+  const document = withScopeDependencyTable(bundled, scopes);
   const table = buildOperationTable(document);
   const files = new Map<string, string>([
-    [locations.bundledSpec, text],
+    [locations.bundledSpec, bundleText(document)],
     [locations.contractTypes, await contractTypes(document)],
     [locations.contractOperations, contractOperations(table)],
+    [locations.contractScopes, contractScopes(scopes)],
     [locations.serverRegistry, serverRegistry(table)],
     [locations.clientTypes, clientTypes(document)],
   ]);

@@ -8,6 +8,7 @@ export const locations = {
   bundledSpec: path.join(repoRoot, 'packages', 'contract', 'openapi.json'),
   contractTypes: path.join(repoRoot, 'packages', 'contract', 'src', 'generated', 'openapi.ts'),
   contractOperations: path.join(repoRoot, 'packages', 'contract', 'src', 'generated', 'operations.ts'),
+  contractScopes: path.join(repoRoot, 'packages', 'contract', 'src', 'generated', 'scopes.ts'),
   serverRegistry: path.join(repoRoot, 'packages', 'server', 'src', 'generated', 'registry.ts'),
   serverHandlersDir: path.join(repoRoot, 'packages', 'server', 'src', 'handlers'),
   clientTypes: path.join(repoRoot, 'packages', 'client', 'src', 'generated', 'schema.ts'),

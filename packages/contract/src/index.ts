@@ -4,6 +4,8 @@ export type { components, operations, paths, webhooks } from './generated/openap
 export { operationIds, operationTable } from './generated/operations';
 export type { OperationId } from './generated/operations';
 export type { OperationEntry } from './operation';
+export { SCOPE_DEPENDENCIES, scopeCatalogue } from './generated/scopes';
+export type { Scope, ScopeDefinition } from './generated/scopes';
 export { type JsonNode, resolveLocalRef } from './refs';
 
 /** Absolute path of the bundled OpenAPI document (generated from spec/). */

@@ -32,26 +32,9 @@ export type paths = {
          *     7. `scope` (space-separated) must include every required scope of the version and nothing
          *        beyond its required plus optional scopes: 400 `INVALID_SCOPE` otherwise.
          *     8. Every requested scope's dependencies must be requested too: 400
-         *        `SCOPE_DEPENDENCIES_MUST_BE_VISIBLE` otherwise. The dependencies:
-         *
-         *        | Scope | Needs |
-         *        |---|---|
-         *        | `orders.digital:read` | `orders:read` |
-         *        | `products:write` | `products:read` |
-         *        | `products.prices:write` | `products.prices:read` |
-         *        | `products.media:write` | `products.media:read` |
-         *        | `products.seo:write` | `products.seo:read` |
-         *        | `categories:write` | `categories:read` |
-         *        | `inventory:write` | `inventory:read` |
-         *        | `pages:write` | `pages:read` |
-         *        | `pages.publish:write` | `pages:write` |
-         *        | `pages.delete:write` | `pages:write` |
-         *        | `coupons.status:write` | `coupons:read` |
-         *        | `reviews.moderation:write` | `reviews:read` |
-         *
-         *        The narrow analytics scopes (`analytics.overview:read`, `analytics.sales:read`,
-         *        `analytics.products:read`, `analytics.categories:read`) are alternatives to
-         *        `analytics:read` and need nothing.
+         *        `SCOPE_DEPENDENCIES_MUST_BE_VISIBLE` otherwise. Which scope needs which is part of the
+         *        `oauth2` security scheme (`x-scope-dependencies`): the security details of any store
+         *        operation show it as a table, with every scope's description.
          *
          *     **Then the browser.** When the store owner is not signed in to the dashboard (or the
          *     signed-in account does not own the store), the answer is `302` to the dashboard login,

@@ -1,5 +1,5 @@
 import { toIso } from '../core/clock';
-import { SCOPE_DESCRIPTIONS, isScope } from '../platform/scopes';
+import { describeScope } from '../platform/scopes';
 
 /** Escapes text for HTML element content and double-quoted attributes. */
 export const escapeHtml = (value: string): string =>
@@ -50,8 +50,6 @@ export interface ConsentView {
   optionalScopes: readonly string[];
   alreadyGranted: readonly string[];
 }
-
-const describeScope = (scope: string) => (isScope(scope) ? SCOPE_DESCRIPTIONS[scope] : scope);
 
 function scopeItem(scope: string, optional: boolean, granted: boolean): string {
   const words = `${escapeHtml(describeScope(scope))} <span class="muted">(${escapeHtml(scope)})</span>`;

@@ -1,60 +1,17 @@
-import type { components } from '@svc/contract';
+import { SCOPE_DEPENDENCIES, type Scope, scopeCatalogue } from '@svc/contract';
 
-export type Scope = components['schemas']['Me']['scopes'][number];
+export type { Scope };
 
-/** Every scope, in words for the consent page. `satisfies` keeps this in step with the spec's list. */
-export const SCOPE_DESCRIPTIONS = {
-  'analytics:read': 'See all sales analytics',
-  'analytics.overview:read': 'See the sales overview',
-  'analytics.sales:read': 'See sales per day',
-  'analytics.products:read': 'See sales by product',
-  'analytics.categories:read': 'See sales by category',
-  'carts:read': 'See abandoned carts',
-  'categories:read': 'See categories',
-  'categories:write': 'Create and change categories',
-  'coupons:read': 'See coupons',
-  'coupons.status:write': 'Turn coupons on and off',
-  'customers:read': 'See customers',
-  'inventory:read': 'See stock levels',
-  'inventory:write': 'Adjust stock levels',
-  'orders:read': 'See orders',
-  'orders.digital:read': 'See the digital items (codes and files) delivered with orders',
-  'pages:read': 'See pages',
-  'pages:write': 'Create and edit pages',
-  'pages.publish:write': 'Publish and hide pages',
-  'pages.delete:write': 'Delete pages',
-  'payments:read': 'See payments',
-  'products:read': 'See products',
-  'products:write': 'Create and edit products',
-  'products.prices:read': 'See product prices',
-  'products.prices:write': 'Change product prices',
-  'products.media:read': 'See product images',
-  'products.media:write': 'Change product images',
-  'products.seo:read': 'See product SEO settings',
-  'products.seo:write': 'Change product SEO settings',
-  'reviews:read': 'See product reviews',
-  'reviews.moderation:write': 'Publish and hide product reviews',
-} as const satisfies Record<Scope, string>;
+/** Every scope in the catalogue's order (the spec's), which is how the service writes scope lists. */
+export const ALL_SCOPES: readonly Scope[] = scopeCatalogue.map((scope) => scope.name);
 
-export const ALL_SCOPES = Object.keys(SCOPE_DESCRIPTIONS) as Scope[];
+// Keyed by names that arrive in requests: a Map never answers for `constructor` or `__proto__`.
+const descriptions: ReadonlyMap<string, string> = new Map(scopeCatalogue.map((scope) => [scope.name, scope.description]));
 
-/** DESIGN.md § 6: a scope needs these requested too (a narrower write needs the read it acts on). */
-export const SCOPE_DEPENDENCIES: Readonly<Partial<Record<Scope, readonly Scope[]>>> = {
-  'orders.digital:read': ['orders:read'],
-  'products:write': ['products:read'],
-  'products.prices:write': ['products.prices:read'],
-  'products.media:write': ['products.media:read'],
-  'products.seo:write': ['products.seo:read'],
-  'categories:write': ['categories:read'],
-  'inventory:write': ['inventory:read'],
-  'pages:write': ['pages:read'],
-  'pages.publish:write': ['pages:write'],
-  'pages.delete:write': ['pages:write'],
-  'coupons.status:write': ['coupons:read'],
-  'reviews.moderation:write': ['reviews:read'],
-};
+export const isScope = (value: string): value is Scope => descriptions.has(value);
 
-export const isScope = (value: string): value is Scope => Object.hasOwn(SCOPE_DESCRIPTIONS, value);
+/** The spec's description of a scope (what the consent page shows), or the name itself if it is not one. */
+export const describeScope = (scope: string): string => descriptions.get(scope) ?? scope;
 
 /** Scopes in the catalogue's order, each once: how the service writes scope lists. */
 export const sortScopes = (scopes: Iterable<string>): Scope[] => {
@@ -67,7 +24,7 @@ export function missingDependency(scopes: readonly string[]): { scope: Scope; ne
   const held = new Set(scopes);
   for (const scope of scopes) {
     if (!isScope(scope)) continue;
-    const needs = (SCOPE_DEPENDENCIES[scope] ?? []).find((dependency) => !held.has(dependency));
+    const needs = (SCOPE_DEPENDENCIES.get(scope) ?? []).find((dependency) => !held.has(dependency));
     if (needs) return { scope, needs };
   }
   return undefined;

@@ -1,9 +1,10 @@
 import request from 'supertest';
 import { CONSENT_MS } from '../../src/oauth/consent';
-import { CookieJar, answerConsentForm, authorizeQuery, authorizeUrl, inputValue, signInAndOpenConsent } from '../support/browser';
+import { CookieJar, answerConsentForm, authorizeQuery, authorizeUrl, consentScopeLines, decodeHtml, inputValue, signInAndOpenConsent } from '../support/browser';
 import { EXTERNAL_REFERENCE, dashboardHome, installationAction, me, outboxEvents, postForm, signIn } from '../support/auth-steps';
 import { testDatabases } from '../support/databases';
 import { type AppFixture, type Harness, LAUNCH_URL, type StoreFixture, UUID, createTestApp, createTestStore, installWithTokens, openHarness } from '../support/harness';
+import { specDescriptionOf, specScopeDescriptions } from '../support/spec-scopes';
 
 const SESSION_COOKIE = 'svc_session';
 
@@ -165,6 +166,27 @@ describe.each(testDatabases())('the merchant dashboard on $name', (testDatabase)
       h.clock.advance(CONSENT_MS - 1);
       const response = await answerConsentForm(h.app, jar, consent.text, 'approve');
       expect(response.status).toBe(302);
+    });
+  });
+
+  describe('scopes in words', () => {
+    const everyScope = [...specScopeDescriptions.keys()];
+
+    it('the consent page names every requested scope with the description the spec gives it, required ones first', async () => {
+      const optional = everyScope.filter((scope) => scope !== 'products:read');
+      const asksForEverything = await createTestApp(h, { required: ['products:read'], optional, name: 'Everything Sync' });
+      const store = await createTestStore(h);
+      const consent = await signInAndOpenConsent(h.app, new CookieJar(), store, authorizeUrl(authorizeQuery(store, asksForEverything, everyScope)));
+      expect(consent.status).toBe(200);
+      expect(consentScopeLines(consent.text)).toEqual(['products:read', ...optional].map((scope) => ({ words: specDescriptionOf(scope), scope })));
+    });
+
+    it('the installed apps list shows the granted scopes in the same words, in the order of the spec', async () => {
+      const { jar } = await installedAndSignedIn();
+      const { page } = await dashboardHome(h.app, jar);
+      const access = /<td class="muted">(.*?)<\/td>/s.exec(page.text)?.[1];
+      const granted = everyScope.filter((scope) => scope === 'products:read' || scope === 'orders:read');
+      expect(access?.split('<br>').map(decodeHtml)).toEqual(granted.map(specDescriptionOf));
     });
   });
 

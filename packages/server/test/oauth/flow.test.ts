@@ -1,7 +1,8 @@
 import request from 'supertest';
 import { testDatabases } from '../support/databases';
-import { CookieJar, answerConsentForm, authorizeQuery, authorizeUrl, signInAndOpenConsent } from '../support/browser';
+import { CookieJar, answerConsentForm, authorizeQuery, authorizeUrl, consentScopeLines, signInAndOpenConsent } from '../support/browser';
 import { type AppFixture, type Harness, REDIRECT_URI, RFC7636_VERIFIER, type StoreFixture, UUID, createTestApp, createTestStore, openHarness } from '../support/harness';
+import { specDescriptionOf } from '../support/spec-scopes';
 
 describe.each(testDatabases())('the authorization-code flow with PKCE, browser steps included, on $name', (testDatabase) => {
   let h: Harness;
@@ -30,8 +31,7 @@ describe.each(testDatabases())('the authorization-code flow with PKCE, browser s
     expect(consent.headers['content-security-policy']).toContain("frame-ancestors 'none'");
     expect(consent.text).toContain('Stock Sync');
     expect(consent.text).toContain('Royal Oud');
-    expect(consent.text).toContain('See products');
-    expect(consent.text).toContain('Create and edit products');
+    expect(consentScopeLines(consent.text).map((line) => line.words)).toEqual(['products:read', 'products:write', 'orders:read'].map(specDescriptionOf));
 
     // The owner unticks orders:read: the grant is narrower than the request.
     const answered = await answerConsentForm(h.app, jar, consent.text, 'approve', ['products:write']);

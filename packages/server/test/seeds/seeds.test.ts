@@ -18,7 +18,7 @@ describe.each(testDatabases())('the demo seed on $name', (testDatabase) => {
     expect(await seedDemo(h.services)).toBeUndefined();
 
     const store = demo!.store;
-    const tokens = await installDirectly(h.services, { storeId: store.id, appId: demo!.app.id, scopes: ALL_SCOPES, redirectUri: demo!.version.redirectUrls[0]! });
+    const tokens = await installDirectly(h.services, { storeId: store.id, appId: demo!.app.id, scopes: [...ALL_SCOPES], redirectUri: demo!.version.redirectUrls[0]! });
     const seen: number[] = [];
     let cursor: string | undefined;
     do {

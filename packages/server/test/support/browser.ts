@@ -27,11 +27,25 @@ export class CookieJar {
   }
 }
 
+/** Text of a server-rendered page as the browser shows it (the entities the dashboard escapes, decoded). */
+export const decodeHtml = (html: string): string =>
+  html.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+
 /** The value of a named input in a server-rendered form. */
 export function inputValue(html: string, name: string): string {
   const match = new RegExp(`<input[^>]*name="${name}"[^>]*value="([^"]*)"`).exec(html);
   if (!match) throw new Error(`No input ${name} in the page`);
-  return (match[1] as string).replace(/&amp;/g, '&').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>');
+  return decodeHtml(match[1] as string);
+}
+
+/** The consent page's list of scopes as the owner reads it: each scope's words and its name, in page order. */
+export function consentScopeLines(html: string): { words: string; scope: string }[] {
+  const list = /<ul class="scopes">(.*?)<\/ul>/s.exec(html)?.[1];
+  if (list === undefined) throw new Error('No list of scopes in the page');
+  return [...list.matchAll(/<li>(?:<label><input[^>]*> )?(.*?) <span class="muted">\(([^)<]*)\)<\/span>/g)].map((match) => ({
+    words: decodeHtml(match[1] as string),
+    scope: decodeHtml(match[2] as string),
+  }));
 }
 
 export function authorizeQuery(store: StoreFixture, client: AppFixture, scopes: string[], overrides: Record<string, string> = {}): Record<string, string> {

@@ -100,8 +100,8 @@ export async function installWithTokens(h: Harness, store: StoreFixture, client:
 
 /** An app whose version requires every scope, installed, with a token pair: can call any operation. */
 export async function fullAccess(h: Harness, store: StoreFixture): Promise<{ client: AppFixture; tokens: TokenResponse }> {
-  const client = await createTestApp(h, { required: ALL_SCOPES, optional: [] });
-  return { client, tokens: await installWithTokens(h, store, client, ALL_SCOPES) };
+  const client = await createTestApp(h, { required: [...ALL_SCOPES], optional: [] });
+  return { client, tokens: await installWithTokens(h, store, client, [...ALL_SCOPES]) };
 }
 
 export { s256 };
