@@ -45,18 +45,22 @@ export const WAIT_MS = 10_000;
 const POLL_MS = 15;
 
 /**
- * An operation that issued tokens is what they name (`tokens.operation_id`), and what recovery, the
- * sharing window and reuse detection read while they exist: it stays as long as its tokens (which
- * this rule does not delete). One that issued nothing (FAILED, or IN_PROGRESS abandoned by a crash)
- * gives identical resends and lookups its outcome; once the code or refresh token in its body can
- * no longer be live (a refresh token lives REFRESH_MS from an issue before the operation, a code far
- * less), a fresh run of the same body can only be refused, so it goes REFRESH_MS after it began.
+ * An operation that issued tokens (every success: its pair commits with it) is what they name
+ * (`tokens.operation_id`), and what recovery, the sharing window and reuse detection read while they
+ * exist: it stays as long as its tokens, which housekeeping does not delete. One that issued nothing
+ * (FAILED, or IN_PROGRESS abandoned by a crash) gives identical resends and lookups its outcome; once
+ * the code or refresh token in its body can no longer be live (a refresh token lives REFRESH_MS from
+ * an issue before the operation, a code far less), a fresh run of the same body can only be refused,
+ * so it goes REFRESH_MS after it began.
  */
 export const tokenOperationsExpiry: ExpiryRule = {
   table: 'token_operations',
   key: 'id',
   expired: (rows, now, db) =>
-    rows.where('created_at', '<=', now - REFRESH_MS).whereNotExists(db('tokens').select('id').where('tokens.operation_id', db.ref('token_operations.id'))),
+    rows
+      .whereIn('state', ['FAILED', 'IN_PROGRESS'])
+      .where('created_at', '<=', now - REFRESH_MS)
+      .whereNotExists(db('tokens').select('id').where('tokens.operation_id', db.ref('token_operations.id'))),
 };
 
 /** The body in one canonical form, the same for form-encoded and JSON: what identifies a request. */

@@ -30,11 +30,16 @@ export const expiresAtRule = (table: string, key: string, graceMs = 0): ExpiryRu
 export interface SweepLimits {
   /** Rows one statement deletes at most, so that no statement holds its locks for long. */
   readonly batchRows: number;
-  /** Rows one run deletes from one table at most; the rest wait for the next run. */
+  /** Rows one run deletes from one table at most, so that a run ends; the rest wait for the next run. */
   readonly maxRowsPerTable: number;
 }
 
-export const SWEEP_LIMITS: SweepLimits = { batchRows: 1000, maxRowsPerTable: 100_000 };
+/**
+ * A batch of 1,000 rows took ~10 ms on PostgreSQL here, so a run stays within seconds per table.
+ * The cap is above what a table gains between runs under load: rate-limit windows gain a row per
+ * active bucket every 5 seconds, 600,000 in 10 minutes for 5,000 busy installations.
+ */
+export const SWEEP_LIMITS: SweepLimits = { batchRows: 1000, maxRowsPerTable: 1_000_000 };
 
 export interface TableSweep {
   readonly table: string;
