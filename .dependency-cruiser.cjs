@@ -14,6 +14,7 @@ const layers = [
   ['http', 'http/'],
   ['dashboard', 'dashboard/'],
   ['handlers', 'handlers/'],
+  ['jobs', 'jobs/'],
   ['app', '(app\\.ts|main\\.ts|cli/|seeds/|generated/)'],
 ];
 

@@ -4,6 +4,7 @@ import { loadConfig } from './core/config';
 import { createDatabase, describeDatabase } from './db/connection';
 import { migrateToLatest } from './db/migrate';
 import { createLogger } from './http/request-log';
+import { runHousekeeping, scheduleHousekeeping } from './jobs/housekeeping';
 import { DEMO_OWNER, type DemoSeed, seedDemo } from './seeds/demo';
 import { installDirectly } from './oauth/direct-install';
 import type { TokenResponse } from './oauth/token-endpoint';
@@ -28,8 +29,9 @@ async function main(): Promise<void> {
     console.log(`Dashboard  ${base}/dashboard`);
     if (demo && demoTokens) printDemo(base, demo, demoTokens);
   });
+  const housekeeping = scheduleHousekeeping(() => runHousekeeping(services), { log: (message) => logger.info(message), logError: (message) => logger.error(message) });
   const stop = () => {
-    server.close(() => void database.destroy().finally(() => process.exit(0)));
+    server.close(() => void housekeeping.stop().finally(() => database.destroy().finally(() => process.exit(0))));
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

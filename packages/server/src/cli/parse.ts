@@ -1,8 +1,9 @@
-import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { Command, Option } from 'commander';
 
-/** One flag of a command. Flags with the same name must have the same type in every command (see `parseCommandLine`). */
+/** One flag of a command. */
 export interface OptionSpec {
   readonly type: 'string' | 'boolean';
+  /** The flag may be given more than once; its values are kept in order. */
   readonly multiple?: boolean;
   readonly required?: boolean;
   /** What the value is, for the usage line: `--name <placeholder>`. */
@@ -18,7 +19,8 @@ export interface CommandSpec {
   readonly description: string;
 }
 
-type Values = ReturnType<typeof parseArgs>['values'];
+/** The flags given, by their names in the spec (`owner-email`, not commander's `ownerEmail`). */
+export type Values = Readonly<Record<string, string | readonly string[] | boolean | undefined>>;
 
 /** A command line that names a command with well-formed arguments. */
 export interface Invocation<C extends CommandSpec = CommandSpec> {
@@ -30,36 +32,10 @@ export interface Invocation<C extends CommandSpec = CommandSpec> {
 
 export type ParsedLine<C extends CommandSpec> =
   | { kind: 'run'; invocation: Invocation<C> }
-  | { kind: 'help'; commands: readonly C[] }
+  | { kind: 'help'; lines: readonly string[] }
   | { kind: 'usage-error'; message: string; commands: readonly C[] };
 
-/** Flags every command accepts. */
-const GLOBAL_OPTIONS = {
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const satisfies NonNullable<ParseArgsConfig['options']>;
-
-const toParseArgsOptions = (options: Readonly<Record<string, OptionSpec>>): NonNullable<ParseArgsConfig['options']> => ({
-  ...Object.fromEntries(Object.entries(options).map(([name, { type, multiple }]) => [name, { type, multiple: multiple ?? false }])),
-  ...GLOBAL_OPTIONS,
-});
-
 const startsWith = (words: readonly string[], prefix: readonly string[]) => prefix.every((word, index) => words[index] === word);
-
-/**
- * The first, lenient pass: which words were given, wherever the flags are. It knows every command's
- * flags so that a flag's value (`--store <id>`) is not mistaken for a command word.
- */
-function scan(argv: readonly string[], specs: readonly CommandSpec[]): { words: string[]; help: boolean } {
-  const options = toParseArgsOptions(Object.fromEntries(specs.flatMap((spec) => Object.entries(spec.options))));
-  const { values, positionals } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true });
-  return { words: positionals, help: values.help === true };
-}
-
-/** The command whose words the line starts with (the longest, so `app versions` is not `app`). */
-function findCommand<C extends CommandSpec>(words: readonly string[], specs: readonly C[]): C | undefined {
-  return specs.filter((spec) => startsWith(words, spec.words)).sort((a, b) => b.words.length - a.words.length)[0];
-}
 
 /** The commands sharing the longest known prefix of `words`: what to show for `svc store` or `svc store frobnicate`. */
 function commandsUnder<C extends CommandSpec>(words: readonly string[], specs: readonly C[]): readonly C[] {
@@ -70,53 +46,11 @@ function commandsUnder<C extends CommandSpec>(words: readonly string[], specs: r
   return specs;
 }
 
-const isParseArgsError = (error: unknown): error is { code: string; message: string } =>
-  typeof error === 'object' &&
-  error !== null &&
-  'code' in error &&
-  typeof error.code === 'string' &&
-  error.code.startsWith('ERR_PARSE_ARGS_') &&
-  'message' in error &&
-  typeof error.message === 'string';
-
-/**
- * The message for a line parseArgs refused, or undefined for any other error. Recognised by code,
- * not by `instanceof`, which fails across realms (jest's VM). Its unknown-option message suggests
- * `--` quoting, which only confuses here, so that one is shortened.
- */
-function parseArgsMessage(error: unknown): string | undefined {
-  if (!isParseArgsError(error)) return undefined;
-  const unknown = error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /'([^']+)'/.exec(error.message) : null;
-  return unknown ? `unknown flag ${unknown[1]}` : error.message;
-}
-
-/** Whether the words name a group of commands (`store`, `app secret`) rather than nothing at all. */
-const isGroup = (words: readonly string[], specs: readonly CommandSpec[]) => specs.some((spec) => startsWith(spec.words, words));
-
-function missingOptions(spec: CommandSpec, values: Values): string[] {
-  return Object.entries(spec.options)
-    .filter(([name, option]) => option.required && values[name] === undefined)
-    .map(([name]) => `--${name}`);
-}
-
-/** The second, strict pass over a line whose command is known: only its flags, exactly its arguments. */
-function parseFor<C extends CommandSpec>(argv: readonly string[], command: C): ParsedLine<C> {
-  const usageError = (message: string): ParsedLine<C> => ({ kind: 'usage-error', message, commands: [command] });
-  let parsed: { values: Values; positionals: string[] };
-  try {
-    parsed = parseArgs({ args: [...argv], options: toParseArgsOptions(command.options), strict: true, allowPositionals: true });
-  } catch (error) {
-    const message = parseArgsMessage(error);
-    if (message === undefined) throw error;
-    return usageError(message);
-  }
-  const given = parsed.positionals.slice(command.words.length);
-  if (given.length < command.args.length) return usageError(`missing <${command.args[given.length]}>`);
-  if (given.length > command.args.length) return usageError(`unexpected argument "${given[command.args.length]}"`);
-  const missing = missingOptions(command, parsed.values);
-  if (missing.length > 0) return usageError(`missing ${missing.join(', ')}`);
-  const args = Object.fromEntries(command.args.map((name, index) => [name, given[index] as string]));
-  return { kind: 'run', invocation: { command, json: parsed.values.json === true, args, values: parsed.values } };
+/** The words that lead to a commander command from the program: `['app', 'secret']`. */
+function wordsOf(command: Command): string[] {
+  const words: string[] = [];
+  for (let current: Command | null = command; current?.parent; current = current.parent) words.unshift(current.name());
+  return words;
 }
 
 /** The only single-dash flag; flags are otherwise `--long`. */
@@ -127,8 +61,8 @@ const dashPlaceholder = (index: number) => `\u0000${index}`;
 
 /**
  * Words starting with a single `-` (but `-h`) are values, not flags: the last four characters of a
- * client secret may start with `-` (`svc app secret revoke <app> -x4Z`). They are parsed as
- * placeholders and put back in the arguments.
+ * client secret may start with `-` (`svc app secret revoke <app> -x4Z`), and commander would take
+ * them for unknown short flags. They are parsed as placeholders and put back afterwards.
  */
 function protectDashValues(argv: readonly string[]): { line: string[]; restore: (value: string) => string } {
   const values: string[] = [];
@@ -145,37 +79,155 @@ function protectDashValues(argv: readonly string[]): { line: string[]; restore: 
 function restored<C extends CommandSpec>(parsed: ParsedLine<C>, restore: (text: string) => string): ParsedLine<C> {
   if (parsed.kind === 'usage-error') return { ...parsed, message: restore(parsed.message) };
   if (parsed.kind !== 'run') return parsed;
-  const restoreValue = (value: unknown): unknown => (typeof value === 'string' ? restore(value) : Array.isArray(value) ? value.map(restoreValue) : value);
+  const restoreValue = (value: Values[string]): Values[string] =>
+    typeof value === 'string' ? restore(value) : Array.isArray(value) ? value.map(restore) : value;
   const { invocation } = parsed;
   return {
     kind: 'run',
     invocation: {
       ...invocation,
       args: Object.fromEntries(Object.entries(invocation.args).map(([name, value]) => [name, restore(value)])),
-      values: Object.fromEntries(Object.entries(invocation.values).map(([name, value]) => [name, restoreValue(value)])) as Values,
+      values: Object.fromEntries(Object.entries(invocation.values).map(([name, value]) => [name, restoreValue(value)])),
     },
   };
 }
 
+/** A repeatable flag's values in order: commander keeps only the last value of a plain flag. */
+const collect = (value: string, previous: readonly string[] | undefined): readonly string[] => [...(previous ?? []), value];
+
+function optionFor(name: string, spec: OptionSpec): Option {
+  const option = new Option(spec.type === 'boolean' ? `--${name}` : `--${name} <value>`);
+  if (spec.multiple) option.argParser(collect);
+  if (spec.required) option.makeOptionMandatory();
+  return option;
+}
+
+/** What the line came to; set by an action or by a refusal, read once `parse` is over. */
+interface Outcome<C extends CommandSpec> {
+  line?: ParsedLine<C>;
+  readonly help: string[];
+}
+
 /**
- * Reads a command line in two passes: a lenient one finds the command (flags may come anywhere, so
- * `svc --json store list` works), a strict one checks the line against that command alone.
+ * Our wording for commander's refusals, with what the refusing command knows: the flag it did not
+ * know, the argument missing or left over (`cmd.args` is the line's operands, then anything from the
+ * first unknown flag on). Commander's own message (less its `error: ` prefix) for anything else.
+ */
+function refusalMessage(command: Command, code: string, commanderMessage: string): string {
+  const [first = '', ...hints] = commanderMessage.split('\n');
+  const plain = first.replace(/^error: /, '');
+  switch (code) {
+    case 'commander.unknownOption':
+      return [`unknown flag ${command.args.find((word) => word.startsWith('-')) ?? ''}`, ...hints].join(' ');
+    case 'commander.missingArgument':
+      return `missing <${command.registeredArguments.find((argument, index) => argument.required && command.args[index] === undefined)?.name() ?? ''}>`;
+    case 'commander.excessArguments':
+      return `unexpected argument "${command.args[command.registeredArguments.length] ?? ''}"`;
+    case 'commander.optionMissingArgument': {
+      const flag = /--[\w-]+/.exec(first)?.[0];
+      return flag ? `${flag} needs a value` : plain;
+    }
+    case 'commander.missingMandatoryOptionValue': {
+      const values = command.opts();
+      const missing = command.options.filter((option) => option.mandatory && values[option.attributeName()] === undefined);
+      return `missing ${missing.map((option) => option.long).join(', ')}`;
+    }
+    default:
+      return plain;
+  }
+}
+
+/**
+ * The commander program for the specs. Each command records what the line came to in `outcome`:
+ * its action (a complete command line), its help, or its refusal, which commander reports through
+ * `exitOverride` (so it never exits the process) with nothing written (`outputError` is silent).
+ */
+function programFor<C extends CommandSpec>(specs: readonly C[], outcome: Outcome<C>): Command {
+  const program = new Command('svc')
+    .helpCommand(false)
+    .option('--json', 'one JSON document on stdout')
+    .configureOutput({
+      writeOut: (text) => outcome.help.push(...text.replace(/\n$/, '').split('\n')),
+      writeErr: () => {},
+      outputError: () => {},
+    })
+    .configureHelp({ formatHelp: (command) => `${usageText(commandsUnder(wordsOf(command), specs)).join('\n')}\n` });
+  const settle = (command: Command, spec?: C) =>
+    command.exitOverride((error) => {
+      outcome.line ??=
+        error.exitCode === 0
+          ? { kind: 'help', lines: outcome.help }
+          : { kind: 'usage-error', message: refusalMessage(command, error.code, error.message), commands: spec ? [spec] : commandsUnder(wordsOf(command), specs) };
+      throw error;
+    });
+
+  /** `svc`, `svc store`, `svc app secret`: complete only with a command after them. */
+  const group = (command: Command) =>
+    settle(command)
+      .allowExcessArguments(true)
+      .action(() => {
+        const words = wordsOf(command);
+        const [next] = command.args;
+        const message =
+          next !== undefined ? `unknown command "${[...words, next].join(' ')}"` : words.length === 0 ? 'no command given' : `incomplete command "${words.join(' ')}"`;
+        outcome.line = { kind: 'usage-error', message, commands: commandsUnder(words, specs) };
+      });
+  group(program);
+
+  const commandAt = (words: readonly string[]): Command =>
+    words.reduce((parent, word) => parent.commands.find((command) => command.name() === word) ?? group(parent.command(word)), program);
+
+  for (const spec of specs) {
+    const command = settle(commandAt(spec.words.slice(0, -1)).command(spec.words.at(-1) as string), spec).allowExcessArguments(false);
+    spec.args.forEach((name) => command.argument(`<${name}>`));
+    const options = Object.entries(spec.options).map(([name, optionSpec]) => {
+      const option = optionFor(name, optionSpec);
+      command.addOption(option);
+      return [name, option] as const;
+    });
+    command.action(() => {
+      const values = command.opts();
+      outcome.line = {
+        kind: 'run',
+        invocation: {
+          command: spec,
+          json: command.optsWithGlobals().json === true,
+          args: Object.fromEntries(spec.args.map((name, index) => [name, command.args[index] as string])),
+          values: Object.fromEntries(options.map(([name, option]) => [name, values[option.attributeName()] as Values[string]])),
+        },
+      };
+    });
+  }
+
+  settle(program.command('help'))
+    .argument('[command...]')
+    .action((words: string[]) => {
+      let target = program;
+      for (const word of words) {
+        const child = target.commands.find((command) => command.name() === word);
+        if (!child) break;
+        target = child;
+      }
+      target.outputHelp();
+      outcome.line = { kind: 'help', lines: outcome.help };
+    });
+  return program;
+}
+
+/**
+ * Reads a command line with commander: `svc help [<command>]`, `--help`/`-h` after any command or
+ * group, `--json` anywhere on the line, each command's own flags after its words.
  */
 export function parseCommandLine<C extends CommandSpec>(argv: readonly string[], specs: readonly C[]): ParsedLine<C> {
   const { line, restore } = protectDashValues(argv);
-  return restored(parseLine(line, specs), restore);
-}
-
-function parseLine<C extends CommandSpec>(argv: readonly string[], specs: readonly C[]): ParsedLine<C> {
-  const { words, help } = scan(argv, specs);
-  if (words[0] === 'help') return { kind: 'help', commands: commandsUnder(words.slice(1), specs) };
-  const command = findCommand(words, specs);
-  if (help) return { kind: 'help', commands: command ? [command] : commandsUnder(words, specs) };
-  if (!command) {
-    const message = words.length === 0 ? 'no command given' : `${isGroup(words, specs) ? 'incomplete' : 'unknown'} command "${words.join(' ')}"`;
-    return { kind: 'usage-error', message, commands: commandsUnder(words, specs) };
+  const outcome: Outcome<C> = { help: [] };
+  try {
+    programFor(specs, outcome).parse(line, { from: 'user' });
+  } catch (error) {
+    if (!outcome.line) throw error;
   }
-  return parseFor(argv, command);
+  if (!outcome.line) throw new Error(`svc ${argv.join(' ')}: the line came to nothing`);
+  return restored(outcome.line, restore);
 }
 
 function optionUsage(name: string, option: OptionSpec): string {
@@ -184,7 +236,7 @@ function optionUsage(name: string, option: OptionSpec): string {
   return option.required ? repeated : `[${repeated}]`;
 }
 
-/** `svc installation list [--store <storeId>] [--app <appId>]`, built from the spec so usage never drifts from parsing. */
+/** `svc installation list [--store <storeId>] [--app <appId>]`, built from the spec that commander parses by, so they never drift apart. */
 export function usageLine(spec: CommandSpec): string {
   const parts = [
     'svc',
@@ -211,7 +263,7 @@ export function usageText(specs: readonly CommandSpec[]): string[] {
   ];
 }
 
-/** A string flag's value (parseArgs keeps the last one of a flag given twice). */
+/** A string flag's value (the last one of a flag given twice). */
 export function stringValue(values: Values, name: string): string | undefined {
   const value = values[name];
   return typeof value === 'string' ? value : undefined;

@@ -30,7 +30,6 @@ export async function startSession({ db, clock }: Deps, ownerId: string): Promis
     created_at: now,
     expires_at: now + SESSION_MS,
   });
-  if (Math.random() < 0.01) await db('dashboard_sessions').where('expires_at', '<', now).delete();
   return { token, csrfToken };
 }
 

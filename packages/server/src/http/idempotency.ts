@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { type ExpiryRule, expiresAtRule } from '../platform/housekeeping';
 import type { Deps } from '../platform/services';
 import { ApiError, type ErrorCode, type ErrorExtras, isApiError } from '../core/errors';
 
@@ -193,8 +194,5 @@ export async function runIdempotently<T>(
   }
 }
 
-/** Deletes up to `limit` expired keys (housekeeping; expired keys are already treated as absent). */
-export async function deleteExpiredIdempotencyKeys({ db, clock }: Deps, limit = 1000): Promise<number> {
-  const expired = db('idempotency_keys').select('id').where('expires_at', '<=', clock.now()).limit(limit);
-  return db('idempotency_keys').whereIn('id', expired).delete();
-}
+/** A key past its 24 hours already counts as never used (`claim` replaces its row): nothing reads it again. */
+export const idempotencyKeysExpiry: ExpiryRule = expiresAtRule('idempotency_keys', 'id');

@@ -4,6 +4,7 @@ import type { Db } from '../db/transactions';
 import type { Deps } from '../platform/services';
 import { fromJsonList, toJsonList } from '../db/json-lists';
 import { findVersion } from '../platform/apps';
+import { type ExpiryRule, LATE_USE_EXPLAINED_MS, expiresAtRule } from '../platform/housekeeping';
 import { recordConsent } from '../platform/installations';
 import type { ValidAuthorization } from './authorize';
 import { sortScopes, withDependenciesMet } from '../platform/scopes';
@@ -12,6 +13,9 @@ import { sortScopes, withDependenciesMet } from '../platform/scopes';
 export const CODE_MS = 120_000;
 /** The consent page may be answered within 10 minutes. */
 export const CONSENT_MS = 10 * 60 * 1000;
+
+/** An expired consent request is refused either way; kept a while longer so that a late answer is told why. */
+export const authorizationRequestsExpiry: ExpiryRule = expiresAtRule('authorization_requests', 'id', LATE_USE_EXPLAINED_MS);
 
 interface AuthorizationRequestRow {
   id: string;

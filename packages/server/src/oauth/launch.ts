@@ -3,11 +3,15 @@ import { toIso } from '../core/clock';
 import { checkSecret, hashSecret, issueSecret } from '../credentials/secrets';
 import { ApiError } from '../core/errors';
 import { findVersion, latestVersion } from '../platform/apps';
+import { type ExpiryRule, LATE_USE_EXPLAINED_MS, expiresAtRule } from '../platform/housekeeping';
 import type { Deps } from '../platform/services';
 import { findInstallationOf } from '../platform/installations';
 
 /** A launch token lives 5 minutes and is spent by its verification. */
 export const LAUNCH_MS = 5 * 60 * 1000;
+
+/** An expired launch token is refused either way; kept a while longer so that a late verification is told why. */
+export const launchTokensExpiry: ExpiryRule = expiresAtRule('launch_tokens', 'id', LATE_USE_EXPLAINED_MS);
 
 interface LaunchTokenRow {
   id: string;

@@ -2,8 +2,9 @@ import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, ra
 import { toIso } from '../core/clock';
 import { ApiError, type ErrorCode } from '../core/errors';
 import type { Db } from '../db/transactions';
+import type { ExpiryRule } from '../platform/housekeeping';
 import type { Deps } from '../platform/services';
-import { operationTokensUsed, revokeGrant } from '../platform/tokens';
+import { REFRESH_MS, operationTokensUsed, revokeGrant } from '../platform/tokens';
 
 export type OperationState = 'IN_PROGRESS' | 'SUCCEEDED' | 'FAILED' | 'RESULT_UNAVAILABLE_REAUTHORIZE' | 'RECOVERED';
 export type GrantType = 'authorization_code' | 'refresh_token';
@@ -42,6 +43,25 @@ export const LEASE_MS = 30_000;
 /** How long an identical request waits for the running one before giving up. */
 export const WAIT_MS = 10_000;
 const POLL_MS = 15;
+
+/**
+ * An operation that issued tokens (every success: its pair commits with it) is what they name
+ * (`tokens.operation_id`), and what recovery, the sharing window and reuse detection read while they
+ * exist: it stays as long as its tokens, which housekeeping does not delete. One that issued nothing
+ * (FAILED, or IN_PROGRESS abandoned by a crash) gives identical resends and lookups its outcome; once
+ * the code or refresh token in its body can no longer be live (a refresh token lives REFRESH_MS from
+ * an issue before the operation, a code far less), a fresh run of the same body can only be refused,
+ * so it goes REFRESH_MS after it began.
+ */
+export const tokenOperationsExpiry: ExpiryRule = {
+  table: 'token_operations',
+  key: 'id',
+  expired: (rows, now, db) =>
+    rows
+      .whereIn('state', ['FAILED', 'IN_PROGRESS'])
+      .where('created_at', '<=', now - REFRESH_MS)
+      .whereNotExists(db('tokens').select('id').where('tokens.operation_id', db.ref('token_operations.id'))),
+};
 
 /** The body in one canonical form, the same for form-encoded and JSON: what identifies a request. */
 export function canonicalBody(body: TokenRequestBody): string {

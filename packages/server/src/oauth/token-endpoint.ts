@@ -3,6 +3,7 @@ import { checkSecret } from '../credentials/secrets';
 import { ApiError, type ErrorCode } from '../core/errors';
 import { ACCESS_SECONDS } from '../core/limits';
 import type { Db } from '../db/transactions';
+import { type ExpiryRule, LATE_USE_EXPLAINED_MS } from '../platform/housekeeping';
 import type { Deps } from '../platform/services';
 import { findInstallation } from '../platform/installations';
 import { storeMigrating } from '../platform/stores';
@@ -19,7 +20,7 @@ import {
   sharedResult,
 } from './operations';
 import { verifierMatches } from './pkce';
-import { type Grant, type TokenRow, findGrant, issuePair, operationTokensUsed, revokeGrant } from '../platform/tokens';
+import { type Grant, type TokenRow, findGrant, issuePair, liveTokens, operationTokensUsed, revokeGrant } from '../platform/tokens';
 
 export interface TokenResponse {
   access_token: string;
@@ -99,6 +100,21 @@ async function codeReused(trx: Db, now: number, grantId: string | null): Promise
   if (grantId) await revokeGrant(trx, grantId, now, 'code_reused');
   return refuse('INVALID_CODE', 'The authorization code was used already; the tokens it issued are revoked.');
 }
+
+/**
+ * A code is refused 120 seconds after it was issued, but a used one is what makes its reuse revoke
+ * what it issued: it stays while its grant has a live token. A grant in use (refreshed within 30
+ * days) keeps its code for as long; once the grant is revoked or its last token has expired there is
+ * nothing left to revoke. Unused codes (no grant) go once their late use has been explained for a day.
+ */
+export const authorizationCodesExpiry: ExpiryRule = {
+  table: 'authorization_codes',
+  key: 'id',
+  expired: (rows, now, db) =>
+    rows
+      .where('expires_at', '<=', now - LATE_USE_EXPLAINED_MS)
+      .whereNotExists(liveTokens(db, now).where('tokens.grant_id', db.ref('authorization_codes.grant_id'))),
+};
 
 async function exchangeCode(trx: Db, now: number, appId: string, operationId: string, body: TokenRequestBody): Promise<Outcome> {
   const presented = checkSecret('authorizationCode', body.code as string);

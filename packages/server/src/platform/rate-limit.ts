@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Clock } from '../core/clock';
 import { ApiError } from '../core/errors';
+import type { ExpiryRule } from './housekeeping';
 
 /** One fixed window of a quota, as the IETF RateLimit header fields describe it. */
 export interface Quota {
@@ -38,12 +39,24 @@ export function memoryCounter(): HitCounter {
   };
 }
 
-/** For PostgreSQL (several instances): one upsert per hit; old windows are swept now and then. */
+/**
+ * The longest window a quota may have. Rows do not record their window's length, so a window is
+ * known to have passed once this long after its start; `take` refuses a longer quota, whose counts
+ * would otherwise be deleted while its window runs.
+ */
+export const MAX_QUOTA_WINDOW_MS = 60_000;
+
+/** Windows that have passed count nothing any more. */
+export const rateLimitWindowsExpiry: ExpiryRule = {
+  table: 'rate_limit_windows',
+  key: ['bucket', 'window_start'],
+  expired: (rows, now) => rows.where('window_start', '<=', now - MAX_QUOTA_WINDOW_MS),
+};
+
+/** For PostgreSQL (several instances): one upsert per hit; the housekeeping job deletes passed windows. */
 export function databaseCounter(db: Knex): HitCounter {
-  let sweeps = 0;
   return {
     async hit(bucket, windowStart) {
-      if (++sweeps % 1000 === 0) await db('rate_limit_windows').where('window_start', '<', windowStart - 60_000).delete();
       const [row] = await db('rate_limit_windows')
         .insert({ bucket, window_start: windowStart, hits: 1 })
         .onConflict(['bucket', 'window_start'])
@@ -61,6 +74,7 @@ export interface RateLimiter {
 export function rateLimiter(counter: HitCounter, clock: Clock): RateLimiter {
   return {
     async take(quota, key) {
+      if (quota.windowMs > MAX_QUOTA_WINDOW_MS) throw new Error(`Quota "${quota.policy}" has a ${quota.windowMs} ms window; windows are kept ${MAX_QUOTA_WINDOW_MS} ms`);
       const now = clock.now();
       const windowStart = now - (now % quota.windowMs);
       const hits = await counter.hit(`${quota.policy}:${key}`, windowStart);

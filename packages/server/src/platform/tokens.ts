@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
 import { ACCESS_SECONDS } from '../core/limits';
 import { hashSecret, issueSecret } from '../credentials/secrets';
 import type { Db } from '../db/transactions';
@@ -64,6 +65,10 @@ export async function issuePair(trx: Db, now: number, grant: Grant, operationId:
   ]);
   return { accessToken, refreshToken, scope: grantScopes(grant).join(' ') };
 }
+
+/** The tokens a revocation would still stop at `now`: neither revoked, exchanged nor expired. */
+export const liveTokens = (db: Knex, now: number): Knex.QueryBuilder =>
+  db('tokens').select('id').whereNull('revoked_at').whereNull('consumed_at').where('expires_at', '>', now);
 
 /** What a revocation covers: one grant, or every grant of an installation. */
 export type RevocationScope = { grantId: string } | { installationId: string };

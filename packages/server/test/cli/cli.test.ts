@@ -8,6 +8,7 @@ import { hashSecret } from '../../src/credentials/secrets';
 import { runCli } from '../../src/cli/commands';
 import { ManualClock, toIso } from '../../src/core/clock';
 import { migrateToLatest } from '../../src/db/migrate';
+import { SESSION_MS, startSession } from '../../src/dashboard/sessions';
 import { PREVIOUS_SECRET_MS } from '../../src/platform/apps';
 import type { Deps } from '../../src/platform/services';
 import { recordConsent } from '../../src/platform/installations';
@@ -382,6 +383,33 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
     });
   });
 
+  describe('housekeeping', () => {
+    it('deletes what has expired, leaves what is live, and prints the rows deleted per table', async () => {
+      await newStore('keeper@example.com');
+      const owner = await db('store_owners').where({ email: 'keeper@example.com' }).first();
+      const ended = await startSession(deps, owner.id);
+      clock.advance(SESSION_MS / 2);
+      const live = await startSession(deps, owner.id);
+      clock.advance(SESSION_MS / 2);
+
+      const run = await svc(['housekeeping']);
+      expect(run).toMatchObject({ code: 0, err: '' });
+      expect(run.out.split('\n')[0]).toMatch(/^TABLE\s+DELETED$/);
+      expect(run.out).toMatch(/^dashboard_sessions\s+1$/m);
+      const sessions = await db('dashboard_sessions').whereIn('session_hash', [ended.token, live.token].map(hashSecret)).pluck('session_hash');
+      expect(sessions).toEqual([hashSecret(live.token)]);
+
+      const again = await svcJson<JsonObject[]>(['housekeeping']);
+      expect(again).toHaveLength(7);
+      expect(again).toContainEqual({ table: 'dashboard_sessions', deleted: 0, more_remain: false });
+      expect(again.every((table) => table.deleted === 0)).toBe(true);
+    });
+
+    it('takes no arguments', async () => {
+      expect(await svc(['housekeeping', 'now'])).toMatchObject({ code: 2, err: expect.stringContaining('svc: unexpected argument "now"') });
+    });
+  });
+
   describe('command line', () => {
     it('answers an unknown command with the usage on err (exit 2)', async () => {
       const run = await svc(['store', 'frobnicate']);
@@ -408,12 +436,18 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
       expect(all).toMatchObject({ code: 0, err: '' });
       expect(all.out).toContain('svc app version add <appId> --redirect-url <url>... --launch-url <url> --required-scopes "<scope> ..."');
       expect(all.out).toContain('svc installation uninstall <installationId>');
+      expect(all.out).toContain('svc housekeeping');
       const group = await svc(['help', 'app', 'secret']);
       expect(group.out.match(/svc app secret \w+/g)).toEqual(['svc app secret rotate', 'svc app secret revoke', 'svc app secret list']);
       const one = await svc(['app', 'secret', 'revoke', '--help']);
       expect(one).toMatchObject({ code: 0, err: '' });
       expect(one.out).toMatch(/^usage: svc app secret revoke <appId> <secretId-or-last-4-chars>$/m);
       expect((await svc(['--help'])).out).toBe(all.out);
+    });
+
+    it('answers a flag without its value, and suggests the flag meant, with exit 2', async () => {
+      expect(await svc(['app', 'create', '--name'])).toMatchObject({ code: 2, out: '', err: expect.stringMatching(/^svc: --name needs a value\nusage: svc app create /) });
+      expect(await svc(['app', 'list', '--jsn'])).toMatchObject({ code: 2, err: expect.stringContaining('svc: unknown flag --jsn (Did you mean --json?)') });
     });
 
     it('takes --json anywhere on the line', async () => {

@@ -5,7 +5,6 @@ import { ApiError } from '../../src/core/errors';
 import {
   IDEMPOTENCY_LEASE_MS,
   IDEMPOTENCY_TTL_MS,
-  deleteExpiredIdempotencyKeys,
   type IdempotencyScope,
   isReplayedError,
   requestHashOf,
@@ -222,17 +221,5 @@ describe.each(testDatabases())('Idempotency-Key on $name', (testDatabase) => {
     expect(await runIdempotently({ db, clock }, scope, create(scope))).toMatchObject({ status: 201, replayed: false });
     expect(await runIdempotently({ db, clock }, scope, create(scope))).toMatchObject({ status: 201, replayed: true });
     expect(await effectsOf(scope)).toBe(1);
-  });
-
-  it('housekeeping deletes keys whose 24 hours have passed and keeps live ones', async () => {
-    const clock = new ManualClock();
-    const [old, live] = [freshScope(), freshScope()];
-    await runIdempotently({ db, clock }, old, create(old));
-    clock.advance(1);
-    await runIdempotently({ db, clock }, live, create(live));
-    clock.advance(IDEMPOTENCY_TTL_MS - 1);
-    expect(await deleteExpiredIdempotencyKeys({ db, clock })).toBeGreaterThanOrEqual(1);
-    const remaining = await db('idempotency_keys').whereIn('idempotency_key', [old.key, live.key]).pluck('idempotency_key');
-    expect(remaining).toEqual([live.key]);
   });
 });

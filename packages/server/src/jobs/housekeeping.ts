@@ -1,0 +1,77 @@
+import { idempotencyKeysExpiry } from '../http/idempotency';
+import { authorizationRequestsExpiry } from '../oauth/consent';
+import { launchTokensExpiry } from '../oauth/launch';
+import { tokenOperationsExpiry } from '../oauth/operations';
+import { authorizationCodesExpiry } from '../oauth/token-endpoint';
+import { type ExpiryRule, SWEEP_LIMITS, type SweepLimits, type TableSweep, deleteExpired, expiresAtRule } from '../platform/housekeeping';
+import { rateLimitWindowsExpiry } from '../platform/rate-limit';
+import type { Deps } from '../platform/services';
+
+/** Every table whose rows expire, with the rule that says when (beside the code that writes it). */
+export const EXPIRY_RULES: readonly ExpiryRule[] = [
+  idempotencyKeysExpiry,
+  // A session is refused from its `expires_at` on (`currentSession`), and nothing else reads it.
+  expiresAtRule('dashboard_sessions', 'session_hash'),
+  authorizationRequestsExpiry,
+  authorizationCodesExpiry,
+  launchTokensExpiry,
+  tokenOperationsExpiry,
+  rateLimitWindowsExpiry,
+];
+
+/** One housekeeping run: deletes what has expired in every table, in bounded batches. */
+export const runHousekeeping = (deps: Deps, limits: SweepLimits = SWEEP_LIMITS): Promise<TableSweep[]> => deleteExpired(deps, EXPIRY_RULES, limits);
+
+/** How often the server runs housekeeping. */
+export const HOUSEKEEPING_EVERY_MS = 10 * 60 * 1000;
+
+/** `deleted 3 idempotency_keys, 1 dashboard_sessions (more remain in idempotency_keys)`, or undefined when nothing was deleted. */
+export function describeSweeps(sweeps: readonly TableSweep[]): string | undefined {
+  const deleted = sweeps.filter((sweep) => sweep.deleted > 0);
+  if (deleted.length === 0) return undefined;
+  const capped = sweeps.filter((sweep) => sweep.capped).map((sweep) => sweep.table);
+  const counts = deleted.map((sweep) => `${sweep.deleted} ${sweep.table}`).join(', ');
+  return `deleted ${counts}${capped.length > 0 ? ` (more remain in ${capped.join(', ')})` : ''}`;
+}
+
+export interface HousekeepingSchedule {
+  /** Stops the timer and waits for a run under way, so the database can be closed after it. */
+  stop(): Promise<void>;
+}
+
+export interface ScheduleOptions {
+  readonly everyMs?: number;
+  readonly log: (line: string) => void;
+  readonly logError: (line: string) => void;
+}
+
+/**
+ * Runs `run` every `everyMs` in this process. The timer does not keep the process alive; a run that
+ * fails is logged and the next one tries again; a run still going when the next is due (a large
+ * backlog) is not doubled.
+ */
+export function scheduleHousekeeping(run: () => Promise<readonly TableSweep[]>, { everyMs = HOUSEKEEPING_EVERY_MS, log, logError }: ScheduleOptions): HousekeepingSchedule {
+  let running: Promise<void> | undefined;
+  const tick = () => {
+    if (running) return;
+    running = run()
+      .then(
+        (sweeps) => {
+          const summary = describeSweeps(sweeps);
+          if (summary) log(`Housekeeping ${summary}`);
+        },
+        (error: unknown) => logError(`Housekeeping failed (next run in ${Math.round(everyMs / 1000)} s): ${error instanceof Error ? error.message : String(error)}`),
+      )
+      .finally(() => {
+        running = undefined;
+      });
+  };
+  const timer = setInterval(tick, everyMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
