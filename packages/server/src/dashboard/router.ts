@@ -10,7 +10,7 @@ import { findOwnerByEmail, findStore, storesOwnedBy } from '../platform/stores';
 import type { Services } from '../platform/services';
 import { clearCookie, readCookie, setCookie } from './cookies';
 import { safeReturnTo, pageHeaders } from './security';
-import { type SignInAttempt, type SignInRefusal, createSignInGuard } from './sign-in-guard';
+import { type SignInRefusal, createSignInGuard } from './sign-in-guard';
 import { type DashboardSession, SESSION_COOKIE, SESSION_MS, csrfMatches, currentSession, endSession, startSession } from './sessions';
 import { type StoreView, homePage, loginPage, messagePage } from './views';
 
@@ -43,15 +43,20 @@ function showLogin(req: Request, res: Response, input: { returnTo: string; error
   render(res, status, loginPage({ csrfToken, ...input }));
 }
 
+/** "a minute", "15 minutes", "an hour", "24 hours": the wait, rounded up, in words. */
+function waitInWords(seconds: number): string {
+  const minutes = Math.ceil(seconds / 60);
+  if (minutes < 120) return minutes === 1 ? 'a minute' : `${minutes} minutes`;
+  return `${Math.ceil(minutes / 60)} hours`;
+}
+
 /**
  * The answer to a blocked caller: the same page whether or not the e-mail belongs to an owner, with
  * when to try again.
  */
-function refuseSignIn(req: Request, res: Response, attempt: SignInAttempt & { returnTo: string }, refusal: SignInRefusal): void {
-  const minutes = Math.ceil(refusal.retryAfterSeconds / 60);
+function refuseSignIn(req: Request, res: Response, input: { returnTo: string; email: string }, refusal: SignInRefusal): void {
   res.set('Retry-After', String(refusal.retryAfterSeconds));
-  const error = `Too many failed attempts from here. Try again in ${minutes === 1 ? 'a minute' : `${minutes} minutes`}.`;
-  showLogin(req, res, { returnTo: attempt.returnTo, email: attempt.email, error }, 429);
+  showLogin(req, res, { ...input, error: `Too many failed attempts from here. Try again in ${waitInWords(refusal.retryAfterSeconds)}.` }, 429);
 }
 
 async function storeViews(services: Services, ownerId: string): Promise<StoreView[]> {
@@ -121,12 +126,12 @@ export function dashboardRouter(services: Services): Router {
     // Without an address (the connection already closed) the attempt still counts, in one shared bucket.
     const attempt = { email, address: req.ip ?? 'unknown' };
     const blocked = await guard.refusal(attempt);
-    if (blocked) return refuseSignIn(req, res, { ...attempt, returnTo }, blocked);
+    if (blocked) return refuseSignIn(req, res, { returnTo, email }, blocked);
     const owner = await findOwnerByEmail(services.db, email);
     const valid = owner !== undefined && (await verifyPassword(bodyField(req, 'password') ?? '', owner.password_hash));
     if (!owner || !valid) {
       const nowBlocked = await guard.failed(attempt);
-      if (nowBlocked) return refuseSignIn(req, res, { ...attempt, returnTo }, nowBlocked);
+      if (nowBlocked) return refuseSignIn(req, res, { returnTo, email }, nowBlocked);
       return showLogin(req, res, { returnTo, email, error: 'That e-mail and password do not match.' }, 401);
     }
     await guard.succeeded(attempt);
