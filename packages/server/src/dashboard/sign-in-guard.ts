@@ -71,7 +71,8 @@ function storedCounter({ db }: Deps, counter: Counter): RateLimiterStoreAbstract
     storeType: 'knex',
     tableName: SIGN_IN_LIMITS_TABLE,
     tableCreated: true,
-    // Its timer would keep a reference to the database after it is closed; the guard sweeps instead.
+    // The library's five-minute sweep timer outlives a closed database (and on SQLite its failures go
+    // unhandled); the guard sweeps instead.
     clearExpiredByTimeout: false,
   };
   return db.client.config.client === 'pg' ? new RateLimiterPostgres(options) : new RateLimiterSQLite(options);
@@ -92,6 +93,7 @@ const pairKey = ({ email, address }: SignInAttempt): string => `${createHash('sh
 /** Builds the guard once per app: the counters are objects over the database, not per request. */
 export function createSignInGuard(deps: Deps): SignInGuard {
   const pairFailures = storedCounter(deps, { keyPrefix: 'sign_in_pair', points: FAILURES_IN_A_ROW, duration: FAILURE_RUN_MEMORY_S });
+  // Only counts the blocks of a run (the library's "dynamic block duration" recipe); it never blocks itself.
   const pairBlocks = storedCounter(deps, { keyPrefix: 'sign_in_pair_blocks', points: Number.MAX_SAFE_INTEGER, duration: FAILURE_RUN_MEMORY_S });
   const addressFailures = storedCounter(deps, { keyPrefix: 'sign_in_address', points: FAILURES_PER_ADDRESS_PER_DAY, duration: DAY_S });
   let failuresSinceSweep = 0;
