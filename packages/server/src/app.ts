@@ -23,7 +23,8 @@ import type { Services } from './platform/services';
 export const docsSiteDir = path.resolve(__dirname, '..', '..', '..', 'docs', 'site');
 
 export interface AppOptions {
-  config: Pick<Config, 'validateResponses' | 'exposeInternalErrors'>;
+  /** Without `trustProxy`, no proxy is trusted (the client address is the connection's peer). */
+  config: Pick<Config, 'validateResponses' | 'exposeInternalErrors'> & Partial<Pick<Config, 'trustProxy'>>;
   services: Services;
   handlers?: Handlers;
   /** Where each request's line goes (http/request-log); silent when not given. */
@@ -51,6 +52,8 @@ export function createApp({ config, services, handlers = generatedHandlers, logg
   app.set('query parser', 'extended');
   app.set('etag', false);
   app.disable('x-powered-by');
+  // req.ip and req.secure believe X-Forwarded-For and X-Forwarded-Proto only from these peers.
+  app.set('trust proxy', config.trustProxy ?? false);
 
   app.use(requestContext(services.clock));
   app.use(requestLog(logger));

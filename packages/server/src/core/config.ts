@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 
 /** The workspace root: the default data directory is `./data` there, whatever the working directory. */
@@ -23,6 +24,47 @@ export interface Config {
   readonly rateLimits: { readonly perInstallation: number; readonly perClient: number };
   /** The least severe log level written (`LOG_LEVEL`, default `info`). */
   readonly logLevel: LogLevel;
+  /**
+   * Express's `trust proxy`: which peers may say, in `X-Forwarded-For` and `X-Forwarded-Proto`, who
+   * the client is and whether it came over HTTPS. `false` trusts none, so a client cannot choose the
+   * address its sign-in failures are counted against; a number trusts that many hops; a list trusts
+   * those addresses, subnets and Express's names for ranges.
+   */
+  readonly trustProxy: TrustProxy;
+}
+
+export type TrustProxy = false | number | readonly string[];
+
+/** The ranges Express (proxy-addr) knows by name. */
+const TRUSTED_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+function isSubnet(entry: string): boolean {
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  // A /0 would trust every peer, which Express refuses too.
+  return /^[1-9][0-9]{0,2}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * TRUST_PROXY: unset or empty trusts no proxy. Otherwise a hop count, or a comma-separated list of
+ * addresses, CIDR subnets and `loopback`/`linklocal`/`uniquelocal`, as Express's `trust proxy`
+ * takes them. `true` (trust every hop) is refused: any client could then name its own address.
+ */
+function trustProxyOf(value: string | undefined): TrustProxy {
+  if (value === undefined || value.trim() === '') return false;
+  const problem = `TRUST_PROXY must be a hop count or a comma-separated list of proxy addresses, CIDR subnets and ${TRUSTED_RANGE_NAMES.join('/')} (leave it unset to trust no proxy), not "${value}"`;
+  const trimmed = value.trim();
+  if (trimmed === 'true') throw new Error(`${problem}: "true" would let any client choose its own address`);
+  if (/^[0-9]+$/.test(trimmed)) {
+    const hops = Number(trimmed);
+    if (!Number.isSafeInteger(hops)) throw new Error(problem);
+    return hops === 0 ? false : hops;
+  }
+  const entries = trimmed.split(',').map((entry) => entry.trim());
+  if (entries.some((entry) => !TRUSTED_RANGE_NAMES.includes(entry) && !isSubnet(entry))) throw new Error(problem);
+  return entries;
 }
 
 function environmentOf(value: string | undefined): Environment {
@@ -72,5 +114,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       perClient: positiveIntegerOf('RATE_LIMIT_PER_CLIENT', env.RATE_LIMIT_PER_CLIENT, 60),
     },
     logLevel: logLevelOf(env.LOG_LEVEL),
+    trustProxy: trustProxyOf(env.TRUST_PROXY),
   };
 }

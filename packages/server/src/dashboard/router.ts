@@ -11,14 +11,12 @@ import type { Services } from '../platform/services';
 import { noteUnexpectedError } from '../http/request-log';
 import { clearCookie, readCookie, setCookie } from './cookies';
 import { safeReturnTo, pageHeaders } from './security';
+import { type SignInRefusal, createSignInGuard } from './sign-in-guard';
 import { type DashboardSession, SESSION_COOKIE, SESSION_MS, csrfMatches, currentSession, endSession, startSession } from './sessions';
 import { type StoreView, homePage, loginPage, messagePage } from './views';
 
 /** The login form's CSRF token (double-submit cookie: there is no session yet to bind it to). */
 const LOGIN_CSRF_COOKIE = 'svc_login_csrf';
-const LOGIN_QUOTA = { policy: 'login', limit: 10, windowMs: 60_000 };
-
-const isSecure = (req: Request) => req.secure;
 
 function render(res: Response, status: number, html: string, formTargets: readonly string[] = []): void {
   res.status(status).set(pageHeaders(formTargets)).type('html').send(html);
@@ -42,8 +40,24 @@ const bodyList = (req: Request, name: string): string[] => {
 function showLogin(req: Request, res: Response, input: { returnTo: string; error?: string; email?: string; signedInAs?: string }, status = 200): void {
   const existing = readCookie(req.headers.cookie, LOGIN_CSRF_COOKIE);
   const csrfToken = existing && /^[A-Za-z0-9_-]{43}$/.test(existing) ? existing : randomBytes(32).toString('base64url');
-  res.append('Set-Cookie', setCookie(LOGIN_CSRF_COOKIE, csrfToken, { secure: isSecure(req) }));
+  setCookie(req, res, LOGIN_CSRF_COOKIE, csrfToken);
   render(res, status, loginPage({ csrfToken, ...input }));
+}
+
+/** "a minute", "15 minutes", "an hour", "24 hours": the wait, rounded up, in words. */
+function waitInWords(seconds: number): string {
+  const minutes = Math.ceil(seconds / 60);
+  if (minutes < 120) return minutes === 1 ? 'a minute' : `${minutes} minutes`;
+  return `${Math.ceil(minutes / 60)} hours`;
+}
+
+/**
+ * The answer to a blocked caller: the same page whether or not the e-mail belongs to an owner, with
+ * when to try again.
+ */
+function refuseSignIn(req: Request, res: Response, input: { returnTo: string; email: string }, refusal: SignInRefusal): void {
+  res.set('Retry-After', String(refusal.retryAfterSeconds));
+  showLogin(req, res, { ...input, error: `Too many failed attempts from here. Try again in ${waitInWords(refusal.retryAfterSeconds)}.` }, 429);
 }
 
 async function storeViews(services: Services, ownerId: string): Promise<StoreView[]> {
@@ -96,6 +110,7 @@ function signedIn(services: Services, handler: SignedInHandler, { form }: { form
  */
 export function dashboardRouter(services: Services): Router {
   const router = Router();
+  const guard = createSignInGuard(services);
   router.use(express.urlencoded({ extended: false, limit: 65536, parameterLimit: 200 }));
 
   router.get('/login', async (req, res) => {
@@ -109,14 +124,21 @@ export function dashboardRouter(services: Services): Router {
     const cookieToken = readCookie(req.headers.cookie, LOGIN_CSRF_COOKIE);
     const formToken = bodyField(req, 'csrf');
     if (!cookieToken || !formToken || !safeEqual(cookieToken, formToken)) return showLogin(req, res, { returnTo, email, error: 'The form expired; please sign in again.' }, 403);
-    const quota = await services.limiter.take(LOGIN_QUOTA, email);
-    if (!quota.allowed) return showLogin(req, res, { returnTo, email, error: 'Too many attempts; wait a minute and try again.' }, 429);
+    // Without an address (the connection already closed) the attempt still counts, in one shared bucket.
+    const attempt = { email, address: req.ip ?? 'unknown' };
+    const blocked = await guard.refusal(attempt);
+    if (blocked) return refuseSignIn(req, res, { returnTo, email }, blocked);
     const owner = await findOwnerByEmail(services.db, email);
     const valid = owner !== undefined && (await verifyPassword(bodyField(req, 'password') ?? '', owner.password_hash));
-    if (!owner || !valid) return showLogin(req, res, { returnTo, email, error: 'That e-mail and password do not match.' }, 401);
+    if (!owner || !valid) {
+      const nowBlocked = await guard.failed(attempt);
+      if (nowBlocked) return refuseSignIn(req, res, { returnTo, email }, nowBlocked);
+      return showLogin(req, res, { returnTo, email, error: 'That e-mail and password do not match.' }, 401);
+    }
+    await guard.succeeded(attempt);
     const { token } = await startSession(services, owner.id);
-    res.append('Set-Cookie', setCookie(SESSION_COOKIE, token, { maxAgeSeconds: SESSION_MS / 1000, secure: isSecure(req) }));
-    res.append('Set-Cookie', clearCookie(LOGIN_CSRF_COOKIE, isSecure(req)));
+    setCookie(req, res, SESSION_COOKIE, token, SESSION_MS);
+    clearCookie(req, res, LOGIN_CSRF_COOKIE);
     return redirect(res, returnTo);
   });
 
@@ -124,7 +146,7 @@ export function dashboardRouter(services: Services): Router {
     '/logout',
     signedIn(services, async (req, res, session) => {
       await endSession(services, session);
-      res.append('Set-Cookie', clearCookie(SESSION_COOKIE, isSecure(req)));
+      clearCookie(req, res, SESSION_COOKIE);
       redirect(res, '/dashboard/login');
     }, { form: true }),
   );

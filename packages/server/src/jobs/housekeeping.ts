@@ -1,3 +1,4 @@
+import { signInLimitsExpiry } from '../dashboard/sign-in-guard';
 import { idempotencyKeysExpiry } from '../http/idempotency';
 import { authorizationRequestsExpiry } from '../oauth/consent';
 import { launchTokensExpiry } from '../oauth/launch';
@@ -17,6 +18,7 @@ export const EXPIRY_RULES: readonly ExpiryRule[] = [
   launchTokensExpiry,
   tokenOperationsExpiry,
   rateLimitWindowsExpiry,
+  signInLimitsExpiry,
 ];
 
 /** One housekeeping run: deletes what has expired in every table, in bounded batches. */

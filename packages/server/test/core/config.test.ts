@@ -1,4 +1,5 @@
 import path from 'node:path';
+import express from 'express';
 import { loadConfig } from '../../src/core/config';
 import { describeDatabase } from '../../src/db/connection';
 
@@ -37,5 +38,35 @@ describe('configuration from the environment', () => {
 
   it('refuses a DATABASE_URL that is not PostgreSQL', () => {
     expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL must be a postgres:\/\/ URL/);
+  });
+
+  describe('TRUST_PROXY', () => {
+    it.each([undefined, '', '  ', '0'])('%p trusts no proxy', (value) => {
+      expect(loadConfig(value === undefined ? {} : { TRUST_PROXY: value }).trustProxy).toBe(false);
+    });
+
+    it.each([
+      ['loopback', ['loopback']],
+      ['loopback, linklocal,uniquelocal', ['loopback', 'linklocal', 'uniquelocal']],
+      [' 10.0.0.0/8, 203.0.113.7 ', ['10.0.0.0/8', '203.0.113.7']],
+      ['2001:db8::/32,::1,192.0.2.0/24', ['2001:db8::/32', '::1', '192.0.2.0/24']],
+      ['::ffff:10.0.0.1/128', ['::ffff:10.0.0.1/128']],
+      ['2', 2],
+    ])('%p is trusted as %p, which Express takes', (value, trusted) => {
+      const { trustProxy } = loadConfig({ TRUST_PROXY: value });
+      expect(trustProxy).toEqual(trusted);
+      expect(() => express().set('trust proxy', trustProxy)).not.toThrow();
+    });
+
+    it.each(['yes', 'loopback,', 'loopback,,linklocal', 'localhost', '10.0.0.0/33', '2001:db8::/129', '0.0.0.0/0', '::/0', '10.0.0.0/08', '10.0.0.0/', '10.0.0.0/8/8', '10.0.0.0/255.0.0.0', '300.1.1.1', '-1', '1.5', 'proxy.internal'])(
+      'refuses %p at start-up with a clear message',
+      (value) => {
+        expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(/^TRUST_PROXY must be a hop count or a comma-separated list of proxy addresses, CIDR subnets and loopback\/linklocal\/uniquelocal \(leave it unset to trust no proxy\), not "/);
+      },
+    );
+
+    it('refuses true, which would let any client choose its own address', () => {
+      expect(() => loadConfig({ TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY must be .*"true" would let any client choose its own address/);
+    });
   });
 });

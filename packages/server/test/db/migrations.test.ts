@@ -8,7 +8,7 @@ const TABLES = [
   'store_owners', 'stores', 'apps', 'app_versions', 'client_secrets', 'installations', 'authorization_codes',
   'grants', 'token_operations', 'tokens', 'launch_tokens', 'dashboard_sessions', 'outbox_events',
   'authorization_requests', 'rate_limit_windows', 'service_keys', 'idempotency_keys',
-  'categories', 'products', 'inventory_adjustments', 'digital_units',
+  'categories', 'products', 'inventory_adjustments', 'digital_units', 'sign_in_limits',
 ];
 
 describe.each(testDatabases())('schema on $name', (testDatabase) => {
@@ -19,7 +19,7 @@ describe.each(testDatabases())('schema on $name', (testDatabase) => {
   afterAll(() => testDatabase.close());
 
   it('migrates an empty database to the latest schema, and a second run applies nothing', async () => {
-    expect(await migrateToLatest(database)).toEqual(['001_platform', '002_oauth_state', '003_store_api', '004_catalog']);
+    expect(await migrateToLatest(database)).toEqual(['001_platform', '002_oauth_state', '003_store_api', '004_catalog', '005_sign_in_limits']);
     for (const table of TABLES) expect(await database.schema.hasTable(table)).toBe(true);
     expect(await migrateToLatest(database)).toEqual([]);
   });

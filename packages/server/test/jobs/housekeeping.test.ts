@@ -262,6 +262,7 @@ describe.each(testDatabases())('housekeeping on $name', (testDatabase) => {
       'idempotency_keys',
       'launch_tokens',
       'rate_limit_windows',
+      'sign_in_limits',
       'token_operations',
     ]);
   });

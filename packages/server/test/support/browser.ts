@@ -6,7 +6,7 @@ import { type AppFixture, REDIRECT_URI, RFC7636_CHALLENGE, type StoreFixture } f
 export class CookieJar {
   private readonly cookies = new Map<string, string>();
 
-  store(response: request.Response): void {
+  store(response: { headers: { 'set-cookie'?: string | string[] } }): void {
     const setCookies = ([] as string[]).concat(response.headers['set-cookie'] ?? []);
     for (const line of setCookies) {
       const [pair = ''] = line.split(';');

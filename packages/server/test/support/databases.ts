@@ -8,6 +8,8 @@ import { createDatabase } from '../../src/db/connection';
 export interface TestDatabase {
   name: 'sqlite' | 'postgres';
   open(): Promise<Knex>;
+  /** After `open`: another connection pool on the same database, as a second instance of the service has. */
+  openAnother(): Promise<Knex>;
   close(): Promise<void>;
 }
 
@@ -25,16 +27,23 @@ export function testDatabases(): TestDatabase[] {
 
 function sqlite(): TestDatabase {
   let dir = '';
-  let database: Knex | undefined;
+  const databases: Knex[] = [];
+  const connect = () => {
+    const database = createDatabase({ databaseUrl: undefined, dataDir: dir });
+    databases.push(database);
+    return database;
+  };
   return {
     name: 'sqlite',
     async open() {
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
-      database = createDatabase({ databaseUrl: undefined, dataDir: dir });
-      return database;
+      return connect();
+    },
+    async openAnother() {
+      return connect();
     },
     async close() {
-      await database?.destroy();
+      await Promise.all(databases.map((database) => database.destroy()));
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -43,17 +52,24 @@ function sqlite(): TestDatabase {
 function postgres(url: string): TestDatabase {
   const schema = `test_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
   let admin: Knex | undefined;
-  let database: Knex | undefined;
+  const databases: Knex[] = [];
+  const connect = () => {
+    const database = createDatabase({ databaseUrl: url, dataDir: '' }, { pgSchema: schema });
+    databases.push(database);
+    return database;
+  };
   return {
     name: 'postgres',
     async open() {
       admin = knex({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
       await admin.raw('create schema ??', [schema]);
-      database = createDatabase({ databaseUrl: url, dataDir: '' }, { pgSchema: schema });
-      return database;
+      return connect();
+    },
+    async openAnother() {
+      return connect();
     },
     async close() {
-      await database?.destroy();
+      await Promise.all(databases.map((database) => database.destroy()));
       await admin?.raw('drop schema if exists ?? cascade', [schema]);
       await admin?.destroy();
     },

@@ -3,6 +3,7 @@ import * as platform from './001_platform';
 import * as oauthState from './002_oauth_state';
 import * as storeApi from './003_store_api';
 import * as catalog from './004_catalog';
+import * as signInLimits from './005_sign_in_limits';
 
 /** Every migration in order. Listed in code (not read from disk) so tsx, jest and builds agree. */
 export const migrations: ReadonlyArray<{ name: string; migration: Knex.Migration }> = [
@@ -10,4 +11,5 @@ export const migrations: ReadonlyArray<{ name: string; migration: Knex.Migration
   { name: '002_oauth_state', migration: oauthState },
   { name: '003_store_api', migration: storeApi },
   { name: '004_catalog', migration: catalog },
+  { name: '005_sign_in_limits', migration: signInLimits },
 ];

@@ -1,0 +1,44 @@
+import { FAILURE_RUN_MEMORY_S, FIRST_PAIR_BLOCK_S, LONGEST_PAIR_BLOCK_S, SIGN_IN_LIMITS_TABLE, createSignInGuard, pairBlockSeconds } from '../../src/dashboard/sign-in-guard';
+import { runHousekeeping } from '../../src/jobs/housekeeping';
+import { testDatabases } from '../support/databases';
+import { type Harness, openHarness } from '../support/harness';
+
+describe('the blocks of one (e-mail, address) run', () => {
+  it('double from 15 minutes and never pass a day', () => {
+    const minutes = [1, 2, 3, 4, 5, 6, 7, 8, 9, 20].map((block) => pairBlockSeconds(block) / 60);
+    expect(minutes).toEqual([15, 30, 60, 120, 240, 480, 960, 1440, 1440, 1440]);
+    expect(FIRST_PAIR_BLOCK_S).toBe(15 * 60);
+    expect(LONGEST_PAIR_BLOCK_S).toBe(24 * 60 * 60);
+  });
+});
+
+describe.each(testDatabases())('the sign-in counters on $name', (testDatabase) => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await openHarness(testDatabase);
+  });
+  afterAll(() => testDatabase.close());
+  beforeEach(() => {
+    jest.spyOn(Date, 'now').mockImplementation(() => h.clock.now());
+  });
+  afterEach(() => jest.restoreAllMocks());
+
+  const rowsOf = (address: string) => h.db(SIGN_IN_LIMITS_TABLE).where('key', 'like', `%:${address}`);
+
+  it('are deleted by the housekeeping job an hour after they expire; live ones stay', async () => {
+    const guard = createSignInGuard(h.services);
+    await guard.failed({ email: 'gone@example.com', address: '192.0.2.1' });
+    expect(await rowsOf('192.0.2.1')).toHaveLength(2);
+    h.clock.advance(FAILURE_RUN_MEMORY_S * 1000 + 60 * 60 * 1000 - 1);
+    await guard.failed({ email: 'live@example.com', address: '192.0.2.2' });
+    await runHousekeeping(h.services);
+    // The address's day-long counter went long ago; the pair's run is kept until an hour past its 90 days.
+    expect((await rowsOf('192.0.2.1')).map((row: { key: string }) => row.key.split(':')[0])).toEqual(['sign_in_pair']);
+
+    h.clock.advance(2);
+    const sweeps = await runHousekeeping(h.services);
+    expect(await rowsOf('192.0.2.1')).toHaveLength(0);
+    expect(await rowsOf('192.0.2.2')).toHaveLength(2);
+    expect(sweeps.find((sweep) => sweep.table === SIGN_IN_LIMITS_TABLE)?.deleted).toBe(1);
+  });
+});
