@@ -35,3 +35,18 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const derived = await scrypt(password, Buffer.from(salt, 'base64url'), parameters);
   return safeEqual(derived.toString('base64url'), key);
 }
+
+/** A hash of no one's password, made once: what an unknown account's sign-in is checked against. */
+let decoyHash: Promise<string> | undefined;
+
+/**
+ * Checks a sign-in: the owner's stored hash, or for an e-mail with no account the same scrypt work
+ * against a decoy, so the time taken does not tell whether the account exists (OWASP's
+ * authentication guidance). False for an unknown account whatever the password.
+ */
+export async function verifySignIn(password: string, stored: string | undefined): Promise<boolean> {
+  if (stored !== undefined) return verifyPassword(password, stored);
+  decoyHash ??= hashPassword(randomBytes(16).toString('base64url'));
+  await verifyPassword(password, await decoyHash);
+  return false;
+}

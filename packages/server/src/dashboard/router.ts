@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import express, { type Request, type Response, Router } from 'express';
-import { verifyPassword } from '../credentials/passwords';
+import { verifySignIn } from '../credentials/passwords';
 import { safeEqual } from '../credentials/secrets';
 import { answerConsent } from '../oauth/consent';
 import { issueLaunch } from '../oauth/launch';
@@ -129,7 +129,7 @@ export function dashboardRouter(services: Services): Router {
     const blocked = await guard.refusal(attempt);
     if (blocked) return refuseSignIn(req, res, { returnTo, email }, blocked);
     const owner = await findOwnerByEmail(services.db, email);
-    const valid = owner !== undefined && (await verifyPassword(bodyField(req, 'password') ?? '', owner.password_hash));
+    const valid = await verifySignIn(bodyField(req, 'password') ?? '', owner?.password_hash);
     if (!owner || !valid) {
       const nowBlocked = await guard.failed(attempt);
       if (nowBlocked) return refuseSignIn(req, res, { returnTo, email }, nowBlocked);

@@ -1,5 +1,6 @@
 import { checkSecret, hashSecret, issueSecret, PREFIXES, safeEqual, type SecretKind } from '../../src/credentials/secrets';
-import { hashPassword, verifyPassword } from '../../src/credentials/passwords';
+import crypto from 'node:crypto';
+import { hashPassword, verifyPassword, verifySignIn } from '../../src/credentials/passwords';
 
 describe('issued credentials', () => {
   const kinds = Object.keys(PREFIXES) as SecretKind[];
@@ -54,5 +55,22 @@ describe('store-owner passwords', () => {
     expect(await verifyPassword('correct horse', 'md5$abc')).toBe(false);
     const [, , r, p, salt, key] = first.split('$');
     for (const n of ['abc', '1073741824', '1000']) expect(await verifyPassword('correct horse', ['scrypt', n, r, p, salt, key].join('$'))).toBe(false);
+  });
+});
+
+describe('sign-in checks', () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  it('run scrypt once for an e-mail with no account, as for one with an account, and never accept it', async () => {
+    const stored = await hashPassword('correct horse');
+    await verifySignIn('warm-up', undefined); // the decoy hash is made once, on first use
+    const scrypt = jest.spyOn(crypto, 'scrypt');
+    expect(await verifySignIn('correct horse', undefined)).toBe(false);
+    expect(await verifySignIn('', undefined)).toBe(false);
+    const unknownAccountRuns = scrypt.mock.calls.length;
+    scrypt.mockClear();
+    expect(await verifySignIn('correct horse', stored)).toBe(true);
+    expect(await verifySignIn('wrong horse', stored)).toBe(false);
+    expect({ unknownAccountRuns, knownAccountRuns: scrypt.mock.calls.length }).toEqual({ unknownAccountRuns: 2, knownAccountRuns: 2 });
   });
 });
