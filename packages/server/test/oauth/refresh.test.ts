@@ -156,6 +156,19 @@ describe.each(testDatabases())('POST /oauth/token, the refresh rules, on $name',
     await expectRefreshRefused(h.app, client.basic, successor.refresh_token);
   });
 
+  it('rule 6: a resend first refused as REFRESH_ALREADY_USED, sent again once the successor was used, is TOKEN_REUSE_DETECTED and revokes the grant', async () => {
+    const { client, tokens } = await installed();
+    const successor = await refreshed(client, tokens.refresh_token);
+    h.clock.advance(AFTER_SHARING_MS);
+    expectOAuthError(await refresh(client, tokens.refresh_token), 400, 'REFRESH_ALREADY_USED');
+    await accessWorks(successor.access_token);
+
+    expectOAuthError(await refresh(client, tokens.refresh_token), 400, 'TOKEN_REUSE_DETECTED');
+
+    await accessRefused(successor.access_token);
+    await expectRefreshRefused(h.app, client.basic, successor.refresh_token);
+  });
+
   it("rule 7: a refresh token presented by another client is INVALID_REFRESH_TOKEN and revokes nothing", async () => {
     const { client, tokens } = await installed();
     const other = await createTestApp(h, { name: 'Other App' });
