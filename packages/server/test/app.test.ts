@@ -4,20 +4,19 @@ import { handlers } from '../src/generated/registry';
 import { isNotImplemented } from '../src/http/handler';
 import { exampleRequest } from './support/example-requests';
 import { testDatabases } from './support/databases';
-import { type AppFixture, type Harness, fullAccess, createTestStore, openHarness } from './support/harness';
+import { type AppFixture, type Harness, fullAccess, createTestStore, suiteHarness } from './support/harness';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const STORE = '/stores/5c9f1e2d-3b4a-4c6d-8e7f-9a0b1c2d3e4f/v1';
 const [sqlite] = testDatabases();
 
-let h: Harness;
+const h = suiteHarness(sqlite!);
 let app: Harness['app'];
 let client: AppFixture;
 let accessToken = '';
 let storeId = '';
 
 beforeAll(async () => {
-  h = await openHarness(sqlite!);
   app = h.app;
   const store = await createTestStore(h);
   storeId = store.store.id;
@@ -25,7 +24,6 @@ beforeAll(async () => {
   client = access.client;
   accessToken = access.tokens.access_token;
 });
-afterAll(() => sqlite!.close());
 
 /** Asserts the interface's error format and returns the error object. */
 function expectError(response: request.Response, status: number, code: string) {

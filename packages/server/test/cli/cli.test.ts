@@ -8,6 +8,7 @@ import { hashSecret } from '../../src/credentials/secrets';
 import { runCli } from '../../src/cli/commands';
 import { ManualClock, toIso } from '../../src/core/clock';
 import { migrateToLatest } from '../../src/db/migrate';
+import { EXPIRY_RULES } from '../../src/jobs/housekeeping';
 import { SESSION_MS, startSession } from '../../src/dashboard/sessions';
 import { PREVIOUS_SECRET_MS } from '../../src/platform/apps';
 import type { Deps } from '../../src/platform/services';
@@ -400,7 +401,7 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
       expect(sessions).toEqual([hashSecret(live.token)]);
 
       const again = await svcJson<JsonObject[]>(['housekeeping']);
-      expect(again).toHaveLength(7);
+      expect(again).toHaveLength(EXPIRY_RULES.length);
       expect(again).toContainEqual({ table: 'dashboard_sessions', deleted: 0, more_remain: false });
       expect(again.every((table) => table.deleted === 0)).toBe(true);
     });

@@ -3,7 +3,16 @@ import { CONSENT_MS } from '../../src/oauth/consent';
 import { CookieJar, answerConsentForm, authorizeQuery, authorizeUrl, consentScopeLines, decodeHtml, inputValue, signInAndOpenConsent } from '../support/browser';
 import { EXTERNAL_REFERENCE, dashboardHome, installationAction, me, outboxEvents, postForm, signIn } from '../support/auth-steps';
 import { testDatabases } from '../support/databases';
-import { type AppFixture, type Harness, LAUNCH_URL, type StoreFixture, UUID, createTestApp, createTestStore, installWithTokens, openHarness } from '../support/harness';
+import {
+  type AppFixture,
+  createTestApp,
+  createTestStore,
+  installWithTokens,
+  LAUNCH_URL,
+  type StoreFixture,
+  suiteHarness,
+  UUID,
+} from '../support/harness';
 import { specDescriptionOf, specScopeDescriptions } from '../support/spec-scopes';
 
 const SESSION_COOKIE = 'svc_session';
@@ -19,16 +28,14 @@ function expectPageProtections(response: request.Response): void {
 }
 
 describe.each(testDatabases())('the merchant dashboard on $name', (testDatabase) => {
-  let h: Harness;
+  const h = suiteHarness(testDatabase);
   let client: AppFixture;
   let sharedStore: StoreFixture;
 
   beforeAll(async () => {
-    h = await openHarness(testDatabase);
     client = await createTestApp(h, { required: ['products:read'], optional: ['orders:read'], name: 'Dashboard Sync' });
     sharedStore = await createTestStore(h, 'Shared Store');
   });
-  afterAll(() => testDatabase.close());
 
   const loginPage = async (jar: CookieJar, returnTo?: string) => {
     const page = await request(h.app).get(`/dashboard/login${returnTo === undefined ? '' : `?return_to=${encodeURIComponent(returnTo)}`}`).set('Cookie', jar.header());

@@ -1,7 +1,7 @@
 import { FAILURE_RUN_MEMORY_S, FIRST_PAIR_BLOCK_S, LONGEST_PAIR_BLOCK_S, SIGN_IN_LIMITS_TABLE, createSignInGuard, pairBlockSeconds } from '../../src/dashboard/sign-in-guard';
 import { runHousekeeping } from '../../src/jobs/housekeeping';
 import { testDatabases } from '../support/databases';
-import { type Harness, openHarness } from '../support/harness';
+import { suiteHarness } from '../support/harness';
 
 describe('the blocks of one (e-mail, address) run', () => {
   it('double from 15 minutes and never pass a day', () => {
@@ -13,11 +13,7 @@ describe('the blocks of one (e-mail, address) run', () => {
 });
 
 describe.each(testDatabases())('the sign-in counters on $name', (testDatabase) => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await openHarness(testDatabase);
-  });
-  afterAll(() => testDatabase.close());
+  const h = suiteHarness(testDatabase);
   beforeEach(() => {
     jest.spyOn(Date, 'now').mockImplementation(() => h.clock.now());
   });

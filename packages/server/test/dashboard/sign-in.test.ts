@@ -5,7 +5,7 @@ import { ADDRESS_BLOCK_S, FAILURES_IN_A_ROW, FAILURES_PER_ADDRESS_PER_DAY, FIRST
 import { createServices } from '../../src/platform/services';
 import { testDatabases } from '../support/databases';
 import { BrowserAt, type PlainResponse } from '../support/from-address';
-import { type Harness, type StoreFixture, createTestStore, openHarness } from '../support/harness';
+import { type StoreFixture, createTestStore, suiteHarness } from '../support/harness';
 import { type Listening, listen } from '../support/listen';
 
 const SESSION_COOKIE = 'svc_session';
@@ -43,17 +43,13 @@ async function failUntilBlocked(browser: BrowserAt, email: string, headers: Reco
 }
 
 describe.each(testDatabases())('dashboard sign-in protection on $name, over HTTP from several loopback addresses', (testDatabase) => {
-  let h: Harness;
+  const h = suiteHarness(testDatabase);
+  h.atEnd(() => server.close());
   let server: Listening;
   const closing: Array<() => Promise<void>> = [];
 
   beforeAll(async () => {
-    h = await openHarness(testDatabase);
     server = await listen(h.app);
-  });
-  afterAll(async () => {
-    await server.close();
-    await testDatabase.close();
   });
   beforeEach(async () => {
     // rate-limiter-flexible reads Date.now() itself: it follows the manual clock here, as it follows the system clock in service.

@@ -6,7 +6,7 @@ import type { TokenResponse } from '../../src/oauth/token-endpoint';
 import { endStoreMigration, startStoreMigration } from '../../src/platform/stores';
 import { expectError, me, refreshTokens, storeApi } from '../support/auth-steps';
 import { testDatabases } from '../support/databases';
-import { type AppFixture, type Harness, type StoreFixture, createTestApp, createTestStore, installWithTokens, openHarness } from '../support/harness';
+import { type AppFixture, type Harness, type StoreFixture, createTestApp, createTestStore, installWithTokens, suiteHarness } from '../support/harness';
 
 /** 401 UNAUTHENTICATED with a Bearer challenge naming the realm. */
 function expectUnauthenticated(response: request.Response): void {
@@ -24,16 +24,14 @@ async function installedWith(h: Harness, store: StoreFixture, scopes: string[]):
 }
 
 describe.each(testDatabases())('bearer authentication of the store API on $name', (testDatabase) => {
-  let h: Harness;
+  const h = suiteHarness(testDatabase);
   let store: StoreFixture;
   let otherStore: StoreFixture;
 
   beforeAll(async () => {
-    h = await openHarness(testDatabase);
     store = await createTestStore(h);
     otherStore = await createTestStore(h, 'Amber House');
   });
-  afterAll(() => testDatabase.close());
 
   describe('401 UNAUTHENTICATED', () => {
     it('no Authorization header: 401 with WWW-Authenticate: Bearer realm=…', async () => {
@@ -152,14 +150,12 @@ describe.each(testDatabases())('bearer authentication of the store API on $name'
 });
 
 describe.each(testDatabases())('the per-installation rate limit on $name', (testDatabase) => {
-  let h: Harness;
+  const h = suiteHarness(testDatabase, { rateLimits: { perInstallation: 2, perClient: 1000 } });
   let store: StoreFixture;
 
   beforeAll(async () => {
-    h = await openHarness(testDatabase, { rateLimits: { perInstallation: 2, perClient: 1000 } });
     store = await createTestStore(h);
   });
-  afterAll(() => testDatabase.close());
 
   it('the third request of an installation in a window is 429 RATE_LIMITED with Retry-After and the RateLimit fields', async () => {
     const { tokens } = await installedWith(h, store, ['products:read']);

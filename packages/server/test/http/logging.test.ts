@@ -3,11 +3,11 @@ import request from 'supertest';
 import { createApp } from '../../src/app';
 import { handlers as generatedHandlers } from '../../src/generated/registry';
 import { createLogger } from '../../src/http/request-log';
-import type { Services } from '../../src/platform/services';
+import * as passwords from '../../src/credentials/passwords';
 import { CookieJar, inputValue } from '../support/browser';
 import { approveInBrowser, signIn } from '../support/auth-steps';
 import { testDatabases } from '../support/databases';
-import { type AppFixture, type Harness, type StoreFixture, UUID, createTestApp, createTestStore, installWithTokens, openHarness } from '../support/harness';
+import { type AppFixture, type StoreFixture, UUID, createTestApp, createTestStore, installWithTokens, suiteHarness } from '../support/harness';
 import { postToken, refreshBody } from '../support/token-client';
 
 /** A request's line as the log holds it. */
@@ -65,7 +65,7 @@ class LogCapture {
 
 describe.each(testDatabases())('request logs ($name)', (database) => {
   const log = new LogCapture();
-  let h: Harness;
+  const h = suiteHarness(database, { logger: log.logger });
   let store: StoreFixture;
   let client: AppFixture;
   let accessToken: string;
@@ -73,7 +73,6 @@ describe.each(testDatabases())('request logs ($name)', (database) => {
   let installationId: string;
 
   beforeAll(async () => {
-    h = await openHarness(database, { logger: log.logger });
     store = await createTestStore(h);
     client = await createTestApp(h);
     const tokens = await installWithTokens(h, store, client, ['products:read']);
@@ -82,7 +81,6 @@ describe.each(testDatabases())('request logs ($name)', (database) => {
     const me = await request(h.app).get(`/stores/${store.store.id}/v1/me`).set('Authorization', `Bearer ${accessToken}`);
     installationId = me.body.data.installation.id as string;
   });
-  afterAll(() => database.close());
 
   const storeApi = (path: string) => request(h.app).get(`/stores/${store.store.id}/v1/${path}`);
 
@@ -211,6 +209,8 @@ describe.each(testDatabases())('request logs ($name)', (database) => {
   });
 
   describe('unexpected failures', () => {
+    afterEach(() => jest.restoreAllMocks());
+
     const failure = 'the disk caught fire';
 
     it('are one line at level error with the stack, under the request id the response quotes; the stack is never in the response', async () => {
@@ -235,8 +235,8 @@ describe.each(testDatabases())('request logs ($name)', (database) => {
     });
 
     it('in the dashboard too', async () => {
-      const brokenLimiter: Services['limiter'] = { take: () => Promise.reject(new Error(failure)) };
-      const app = createApp({ config: { validateResponses: true, exposeInternalErrors: false }, services: { ...h.services, limiter: brokenLimiter }, logger: log.logger });
+      jest.spyOn(passwords, 'verifySignIn').mockRejectedValue(new Error(failure));
+      const app = createApp({ config: { validateResponses: true, exposeInternalErrors: false }, services: h.services, logger: log.logger });
       const loginPage = await request(app).get('/dashboard/login');
       const csrfCookie = (loginPage.headers['set-cookie'] as unknown as string[])[0]?.split(';')[0] as string;
       const response = await request(app).post('/dashboard/login').set('Cookie', csrfCookie).type('form').send({ csrf: inputValue(loginPage.text, 'csrf'), email: store.email, password: store.password });

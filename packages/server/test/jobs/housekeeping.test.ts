@@ -14,30 +14,27 @@ import { uninstall } from '../../src/platform/installations';
 import { testDatabases } from '../support/databases';
 import {
   type AppFixture,
-  type Harness,
-  REDIRECT_URI,
-  RFC7636_VERIFIER,
-  type StoreFixture,
   approveAndGetCode,
   createTestApp,
   createTestStore,
-  openHarness,
+  REDIRECT_URI,
+  RFC7636_VERIFIER,
+  type StoreFixture,
+  suiteHarness,
 } from '../support/harness';
 import { apiErrorFrom } from '../support/store-api';
 
 const SCOPES = ['products:read'];
 
 describe.each(testDatabases())('housekeeping on $name', (testDatabase) => {
-  let h: Harness;
+  const h = suiteHarness(testDatabase);
   let store: StoreFixture;
   let client: AppFixture;
 
   beforeAll(async () => {
-    h = await openHarness(testDatabase);
     store = await createTestStore(h);
     client = await createTestApp(h, { required: SCOPES, optional: [] });
   });
-  afterAll(() => testDatabase.close());
 
   const sweep = () => runHousekeeping(h.services);
   const present = async (table: string, where: Record<string, unknown>) => (await h.db(table).where(where).first()) !== undefined;

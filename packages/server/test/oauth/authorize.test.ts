@@ -8,14 +8,13 @@ import { testDatabases } from '../support/databases';
 import { specDescriptionOf, specScopeDependencies } from '../support/spec-scopes';
 import {
   type AppFixture,
-  type Harness,
-  LAUNCH_URL,
-  REDIRECT_URI,
-  type StoreFixture,
   basicHeader,
   createTestApp,
   createTestStore,
-  openHarness,
+  LAUNCH_URL,
+  REDIRECT_URI,
+  type StoreFixture,
+  suiteHarness,
 } from '../support/harness';
 
 const REQUIRED_PARAMETERS = ['response_type', 'client_id', 'store_id', 'redirect_uri', 'state', 'code_challenge', 'code_challenge_method', 'scope'];
@@ -29,18 +28,16 @@ function scopeOf2048Characters(): string {
 }
 
 describe.each(testDatabases())('GET /oauth/authorize on $name', (testDatabase) => {
-  let h: Harness;
+  const h = suiteHarness(testDatabase);
   let store: StoreFixture;
   let otherStore: StoreFixture;
   let client: AppFixture;
 
   beforeAll(async () => {
-    h = await openHarness(testDatabase);
     store = await createTestStore(h);
     otherStore = await createTestStore(h, 'Amber House');
     client = await createTestApp(h, { required: ['products:read'], optional: ['products:write', 'orders:read'] });
   });
-  afterAll(() => testDatabase.close());
 
   const query = (overrides: Record<string, string> = {}, of: AppFixture = client) => authorizeQuery(store, of, ['products:read'], overrides);
   const authorize = (url: string, jar?: CookieJar) => {

@@ -4,7 +4,7 @@ import { type Browser, type BrowserContext, type Page, chromium } from 'playwrig
 import { addVersion, registerApp } from '../../src/platform/apps';
 import { authorizeQuery, authorizeUrl } from '../support/browser';
 import { testDatabases } from '../support/databases';
-import { type AppFixture, type Harness, RFC7636_VERIFIER, type StoreFixture, UUID, basicHeader, createTestStore, openHarness } from '../support/harness';
+import { type AppFixture, RFC7636_VERIFIER, type StoreFixture, UUID, basicHeader, createTestStore, suiteHarness } from '../support/harness';
 import { type Listening, listen } from '../support/listen';
 
 /**
@@ -45,7 +45,12 @@ interface OfflinePage {
 }
 
 (haveBrowser ? describe.each(databases) : describe.skip.each(databases))('the authorization-code flow in headless Chromium on $name', (testDatabase) => {
-  let h: Harness;
+  const h = suiteHarness(testDatabase, { teardownMs: TIMEOUT_MS });
+  h.atEnd(async () => {
+    await browser?.close();
+    await app?.close();
+    await service?.close();
+  });
   let service: Listening;
   let app: Listening;
   let callbackUrl: string;
@@ -54,7 +59,6 @@ interface OfflinePage {
   const received: URL[] = [];
 
   beforeAll(async () => {
-    h = await openHarness(testDatabase);
     service = await listen(h.app);
     app = await listen(appServer(received));
     callbackUrl = `http://localhost:${app.port}/callback`;
@@ -72,13 +76,6 @@ interface OfflinePage {
       headless: true,
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
-  }, TIMEOUT_MS);
-
-  afterAll(async () => {
-    await browser?.close();
-    await app?.close();
-    await service?.close();
-    await testDatabase.close();
   }, TIMEOUT_MS);
 
   const localOrigins = () => [service.origin, new URL(callbackUrl).origin];

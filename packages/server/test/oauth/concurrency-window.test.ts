@@ -1,14 +1,10 @@
 import { ApiError } from '../../src/core/errors';
 import { requestTokens } from '../../src/oauth/token-endpoint';
 import { testDatabases } from '../support/databases';
-import { type Harness, createTestApp, createTestStore, installWithTokens, openHarness } from '../support/harness';
+import { createTestApp, createTestStore, installWithTokens, suiteHarness } from '../support/harness';
 
 describe.each(testDatabases())('what counts as an identical concurrent request, on $name', (testDatabase) => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await openHarness(testDatabase);
-  });
-  afterAll(() => testDatabase.close());
+  const h = suiteHarness(testDatabase);
 
   it('is judged by when the request arrived: one that arrived in the window but was reached late shares the pair; one that arrived after it is a resend', async () => {
     const store = await createTestStore(h);

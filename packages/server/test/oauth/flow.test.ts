@@ -1,20 +1,27 @@
 import request from 'supertest';
 import { testDatabases } from '../support/databases';
 import { CookieJar, answerConsentForm, authorizeQuery, authorizeUrl, consentScopeLines, signInAndOpenConsent } from '../support/browser';
-import { type AppFixture, type Harness, REDIRECT_URI, RFC7636_VERIFIER, type StoreFixture, UUID, createTestApp, createTestStore, openHarness } from '../support/harness';
+import {
+  type AppFixture,
+  createTestApp,
+  createTestStore,
+  REDIRECT_URI,
+  RFC7636_VERIFIER,
+  type StoreFixture,
+  suiteHarness,
+  UUID,
+} from '../support/harness';
 import { specDescriptionOf } from '../support/spec-scopes';
 
 describe.each(testDatabases())('the authorization-code flow with PKCE, browser steps included, on $name', (testDatabase) => {
-  let h: Harness;
+  const h = suiteHarness(testDatabase);
   let store: StoreFixture;
   let client: AppFixture;
 
   beforeAll(async () => {
-    h = await openHarness(testDatabase);
     store = await createTestStore(h);
     client = await createTestApp(h, { required: ['products:read'], optional: ['products:write', 'orders:read'] });
   });
-  afterAll(() => testDatabase.close());
 
   it('signs in, consents, exchanges the code (RFC 7636 Appendix B verifier), calls /me and refreshes', async () => {
     const jar = new CookieJar();

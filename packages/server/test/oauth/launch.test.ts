@@ -4,7 +4,7 @@ import type { TokenResponse } from '../../src/oauth/token-endpoint';
 import { CookieJar } from '../support/browser';
 import { dashboardHome, expectError, installationAction, postForm, signIn } from '../support/auth-steps';
 import { testDatabases } from '../support/databases';
-import { type AppFixture, type Harness, type StoreFixture, createTestApp, createTestStore, installWithTokens, openHarness } from '../support/harness';
+import { type AppFixture, createTestApp, createTestStore, installWithTokens, type StoreFixture, suiteHarness } from '../support/harness';
 
 const iso = (milliseconds: number) => new Date(milliseconds).toISOString();
 
@@ -16,20 +16,18 @@ function withParameter(launchUrl: string, name: string, value: string): string {
 }
 
 describe.each(testDatabases())('POST /oauth/launch/verify on $name', (testDatabase) => {
-  let h: Harness;
+  const h = suiteHarness(testDatabase);
   let store: StoreFixture;
   let client: AppFixture;
   let notInstalled: AppFixture;
   let tokens: TokenResponse;
 
   beforeAll(async () => {
-    h = await openHarness(testDatabase);
     store = await createTestStore(h);
     client = await createTestApp(h, { required: ['products:read'], optional: ['orders:read'], name: 'Launch App' });
     notInstalled = await createTestApp(h, { name: 'Not Installed App' });
     tokens = await installWithTokens(h, store, client, ['products:read', 'orders:read']);
   });
-  afterAll(() => testDatabase.close());
 
   const verify = (basic: string | undefined, body: Record<string, unknown>) => {
     const call = request(h.app).post('/oauth/launch/verify');

@@ -5,14 +5,13 @@ import type { TokenResponse } from '../../src/oauth/token-endpoint';
 import { testDatabases } from '../support/databases';
 import {
   type AppFixture,
-  type Harness,
-  type StoreFixture,
-  UUID,
   approveAndGetCode,
   createTestApp,
   createTestStore,
   installWithTokens,
-  openHarness,
+  type StoreFixture,
+  suiteHarness,
+  UUID,
 } from '../support/harness';
 import {
   type Encoding,
@@ -39,14 +38,12 @@ function expectNoTokens(response: request.Response): request.Response {
 }
 
 describe.each(testDatabases())('POST /oauth/operations/lookup, status and recover, on $name', (testDatabase) => {
-  let h: Harness;
+  const h = suiteHarness(testDatabase);
   let store: StoreFixture;
 
   beforeAll(async () => {
-    h = await openHarness(testDatabase);
     store = await createTestStore(h);
   });
-  afterAll(() => testDatabase.close());
 
   async function installed(): Promise<{ client: AppFixture; tokens: TokenResponse }> {
     const client = await createTestApp(h, { required: ['products:read'], optional: ['products:write', 'orders:read'] });

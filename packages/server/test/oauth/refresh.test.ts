@@ -3,14 +3,13 @@ import { uninstall } from '../../src/platform/installations';
 import { testDatabases } from '../support/databases';
 import {
   type AppFixture,
-  type Harness,
-  type StoreFixture,
-  UUID,
   approveAndGetCode,
   createTestApp,
   createTestStore,
   installWithTokens,
-  openHarness,
+  type StoreFixture,
+  suiteHarness,
+  UUID,
 } from '../support/harness';
 import {
   type Encoding,
@@ -32,14 +31,12 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const AFTER_SHARING_MS = 2001;
 
 describe.each(testDatabases())('POST /oauth/token, the refresh rules, on $name', (testDatabase) => {
-  let h: Harness;
+  const h = suiteHarness(testDatabase);
   let store: StoreFixture;
 
   beforeAll(async () => {
-    h = await openHarness(testDatabase);
     store = await createTestStore(h);
   });
-  afterAll(() => testDatabase.close());
 
   /** A fresh app installed in the store, with its first token pair. */
   async function installed(): Promise<{ client: AppFixture; tokens: TokenResponse }> {

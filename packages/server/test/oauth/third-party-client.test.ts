@@ -4,7 +4,7 @@ import { type AccessToken, AuthorizationCode, type ModuleOptions } from 'simple-
 import { SHARE_WINDOW_MS } from '../../src/oauth/operations';
 import { CookieJar, answerConsentForm, signInAndOpenConsent } from '../support/browser';
 import { testDatabases } from '../support/databases';
-import { type AppFixture, type Harness, REDIRECT_URI, type StoreFixture, UUID, createTestApp, createTestStore, openHarness } from '../support/harness';
+import { type AppFixture, REDIRECT_URI, type StoreFixture, UUID, createTestApp, createTestStore, suiteHarness } from '../support/harness';
 import { type Listening, listen } from '../support/listen';
 
 /**
@@ -88,18 +88,14 @@ function expiredAt(token: AccessToken, instant: number, windowSeconds?: number):
 }
 
 describe.each(testDatabases())('a third-party OAuth client (simple-oauth2) against the listening server on $name', (testDatabase) => {
-  let h: Harness;
+  const h = suiteHarness(testDatabase);
+  h.atEnd(() => service?.close());
   let service: Listening;
   let client: AppFixture;
 
   beforeAll(async () => {
-    h = await openHarness(testDatabase);
     service = await listen(h.app);
     client = await createTestApp(h, { required: REQUIRED, optional: OPTIONAL });
-  });
-  afterAll(async () => {
-    await service?.close();
-    await testDatabase.close();
   });
 
   /** The library configured as the task's app would: Basic client authentication, form bodies. */

@@ -12,7 +12,7 @@ import {
   basicHeader,
   createTestApp,
   createTestStore,
-  openHarness,
+  suiteHarness,
   s256,
 } from '../support/harness';
 import {
@@ -43,16 +43,14 @@ function bodyOfSize(code: string, encoding: Encoding, bytes: number): string {
 }
 
 describe.each(testDatabases())('POST /oauth/token, the authorization-code grant, on $name', (testDatabase) => {
-  let h: Harness;
+  const h = suiteHarness(testDatabase);
   let store: StoreFixture;
   let client: AppFixture;
 
   beforeAll(async () => {
-    h = await openHarness(testDatabase);
     store = await createTestStore(h);
     client = await createTestApp(h, { required: ['products:read'], optional: ['products:write', 'orders:read'] });
   });
-  afterAll(() => testDatabase.close());
 
   const newCode = (challenge?: string) => approveAndGetCode(h, store, client, SCOPES, challenge);
   const exchange = (body: object, encoding: Encoding = 'form') => postToken(h.app, client.basic, body, encoding);
@@ -244,14 +242,12 @@ describe.each(testDatabases())('POST /oauth/token, the authorization-code grant,
 });
 
 describe.each(testDatabases())('POST /oauth/token, the per-client rate limit, on $name', (testDatabase) => {
-  let h: Harness;
+  const h = suiteHarness(testDatabase, { rateLimits: { perInstallation: 1000, perClient: 3 } });
   let store: StoreFixture;
 
   beforeAll(async () => {
-    h = await openHarness(testDatabase, { rateLimits: { perInstallation: 1000, perClient: 3 } });
     store = await createTestStore(h);
   });
-  afterAll(() => testDatabase.close());
 
   it('the 4th request of a client in one 5-second window is 429 RATE_LIMITED; the next window takes requests again', async () => {
     const client = await createTestApp(h);

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import { type TestDatabase, testDatabases } from '../support/databases';
-import { type Harness, type StoreFixture, createTestApp, createTestStore, installWithTokens, openHarness } from '../support/harness';
+import { type StoreFixture, createTestApp, createTestStore, installWithTokens, suiteHarness } from '../support/harness';
 import { countTokens, expectAccessRefused, expectAccessWorks, expectOneSharedPair, postToken, refreshBody } from '../support/token-client';
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..', '..', '..');
@@ -62,12 +62,14 @@ const describeOnPostgres = postgres ? describe : describe.skip;
 
 describeOnPostgres(`two server processes on one PostgreSQL schema${postgres ? '' : ' (skipped: TEST_DATABASE_URL is not set)'}`, () => {
   const testDatabase = postgres as TestDatabase;
-  let h: Harness;
+  const h = suiteHarness(testDatabase, { teardownMs: START_MS });
+  h.atEnd(async () => {
+    await Promise.all(servers.map((server) => server.stop()));
+  });
   let store: StoreFixture;
   let servers: ServerProcess[] = [];
 
   beforeAll(async () => {
-    h = await openHarness(testDatabase);
     // The processes run on the system clock: issue everything at the real time.
     h.clock.set(Date.now());
     store = await createTestStore(h);
@@ -81,11 +83,6 @@ describeOnPostgres(`two server processes on one PostgreSQL schema${postgres ? ''
     // burst below tests coordination, not a cold start.
     for (const server of servers) await fetch(`${server.origin}/oauth/token`, { method: 'POST', body: new URLSearchParams({ grant_type: 'refresh_token' }) });
   }, 2 * START_MS);
-
-  afterAll(async () => {
-    await Promise.all(servers.map((server) => server.stop()));
-    await testDatabase.close();
-  }, START_MS);
 
   const serverFor = (i: number) => servers[i % servers.length] as ServerProcess;
 

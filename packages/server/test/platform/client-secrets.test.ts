@@ -7,14 +7,13 @@ import { testDatabases } from '../support/databases';
 import { CookieJar, answerConsentForm, authorizeQuery, authorizeUrl, inputValue, signInAndOpenConsent } from '../support/browser';
 import {
   type AppFixture,
-  type Harness,
-  type StoreFixture,
   approveAndGetCode,
   basicHeader,
   createTestApp,
   createTestStore,
   installWithTokens,
-  openHarness,
+  type StoreFixture,
+  suiteHarness,
 } from '../support/harness';
 import { codeBody, expectAccessWorks, expectOAuthError, getMe, obtainTokens, postOAuth, refreshBody } from '../support/token-client';
 
@@ -43,14 +42,12 @@ async function dumpDatabase(db: Knex): Promise<{ tables: string[]; text: string 
 }
 
 describe.each(testDatabases())('client secrets and what is stored, on $name', (testDatabase) => {
-  let h: Harness;
+  const h = suiteHarness(testDatabase);
   let store: StoreFixture;
 
   beforeAll(async () => {
-    h = await openHarness(testDatabase);
     store = await createTestStore(h);
   });
-  afterAll(() => testDatabase.close());
 
   /** Any request a client authenticates: a status probe of an unknown operation (404 once authenticated). */
   const probe = (authorization: string) => postOAuth(h.app, '/oauth/operations/status', authorization, { operation_id: randomUUID() });

@@ -5,17 +5,15 @@ import { uninstall } from '../../src/platform/installations';
 import { CookieJar } from '../support/browser';
 import { dashboardHome, exchangeCode, expectError, installationAction, me, outboxEvents, postForm, refreshTokens, signIn } from '../support/auth-steps';
 import { testDatabases } from '../support/databases';
-import { type AppFixture, type Harness, type StoreFixture, approveAndGetCode, createTestApp, createTestStore, openHarness } from '../support/harness';
+import { type AppFixture, approveAndGetCode, createTestApp, createTestStore, type StoreFixture, suiteHarness } from '../support/harness';
 
 describe.each(testDatabases())('installations: reinstall, uninstall and re-consent on $name', (testDatabase) => {
-  let h: Harness;
+  const h = suiteHarness(testDatabase);
   let client: AppFixture;
 
   beforeAll(async () => {
-    h = await openHarness(testDatabase);
     client = await createTestApp(h, { required: ['products:read'], optional: ['products:write', 'orders:read'], name: 'Lifecycle App' });
   });
-  afterAll(() => testDatabase.close());
 
   /** The owner consents (again) with these scopes and the app exchanges the code over HTTP: the token response. */
   async function consentAndExchange(store: StoreFixture, scopes: string[]): Promise<TokenResponse> {

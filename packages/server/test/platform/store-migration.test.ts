@@ -1,14 +1,10 @@
 import request from 'supertest';
 import { endStoreMigration, startStoreMigration } from '../../src/platform/stores';
 import { testDatabases } from '../support/databases';
-import { type Harness, createTestApp, createTestStore, installWithTokens, openHarness } from '../support/harness';
+import { createTestApp, createTestStore, installWithTokens, suiteHarness } from '../support/harness';
 
 describe.each(testDatabases())('the OAuth endpoints while a store moves, on $name', (testDatabase) => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await openHarness(testDatabase);
-  });
-  afterAll(() => testDatabase.close());
+  const h = suiteHarness(testDatabase);
 
   it('a refresh is 503 STORE_MIGRATING with Retry-After, not a failed operation: the same request works once the move ends', async () => {
     const store = await createTestStore(h);

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { seedCatalogForBench, seedDemoCatalog } from '../../src/seeds/demo-catalog';
 import { testDatabases } from '../support/databases';
-import { type Harness, type StoreFixture, createTestStore, fullAccess, openHarness } from '../support/harness';
+import { createTestStore, fullAccess, type StoreFixture, suiteHarness } from '../support/harness';
 
 interface SeededProduct {
   id: number;
@@ -25,12 +25,8 @@ interface SeededProduct {
 const SLUG = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 
 describe.each(testDatabases())('demo and bench catalogs on $name', (testDatabase) => {
-  let h: Harness;
+  const h = suiteHarness(testDatabase);
 
-  beforeAll(async () => {
-    h = await openHarness(testDatabase);
-  });
-  afterAll(() => testDatabase.close());
 
   const productsOf = (storeId: string) => h.db<SeededProduct>('products').where({ store_id: storeId }).orderBy('id');
 

@@ -3,14 +3,10 @@ import { seedDemo } from '../../src/seeds/demo';
 import { installDirectly } from '../../src/oauth/direct-install';
 import { ALL_SCOPES } from '../../src/platform/scopes';
 import { testDatabases } from '../support/databases';
-import { type Harness, openHarness } from '../support/harness';
+import { suiteHarness } from '../support/harness';
 
 describe.each(testDatabases())('the demo seed on $name', (testDatabase) => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await openHarness(testDatabase);
-  });
-  afterAll(() => testDatabase.close());
+  const h = suiteHarness(testDatabase);
 
   it('creates a store with a few hundred products in categories on an empty database, once, and every product reads back valid through the API', async () => {
     const demo = await seedDemo(h.services);

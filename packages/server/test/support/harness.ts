@@ -29,6 +29,8 @@ export interface Harness {
 }
 
 export interface HarnessOptions {
+  /** How long the suite's teardown may take (servers and browsers to close): jest's default when left out. */
+  teardownMs?: number;
   rateLimits?: { perInstallation: number; perClient: number };
   logger?: AppOptions['logger'];
 }
@@ -41,6 +43,29 @@ export async function openHarness(testDatabase: TestDatabase, options: HarnessOp
   const services = createServices({ db, clock, rateLimits: options.rateLimits ?? { perInstallation: 1000, perClient: 1000 } });
   const app = createApp({ config: { validateResponses: true, exposeInternalErrors: true }, services, logger: options.logger });
   return { db, clock, services, app };
+}
+
+/** A suite's harness: `atEnd` closes what the suite opened on it (servers, browsers) before the database closes. */
+export interface SuiteHarness extends Harness {
+  atEnd(close: () => Promise<void> | void): void;
+}
+
+/**
+ * The set-up every database suite shares: the harness is opened before the suite's tests (so it is
+ * filled in from the first `beforeAll` on) and, after them, what was registered with `atEnd` is
+ * closed, last first, then the database.
+ */
+export function suiteHarness(testDatabase: TestDatabase, options: HarnessOptions = {}): SuiteHarness {
+  const closers: Array<() => Promise<void> | void> = [];
+  const suite = { atEnd: (close: () => Promise<void> | void) => void closers.push(close) } as SuiteHarness;
+  beforeAll(async () => {
+    Object.assign(suite, await openHarness(testDatabase, options));
+  });
+  afterAll(async () => {
+    for (const close of closers.reverse()) await close();
+    await testDatabase.close();
+  }, options.teardownMs);
+  return suite;
 }
 
 let domainCounter = 0;

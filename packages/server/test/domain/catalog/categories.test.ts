@@ -17,18 +17,14 @@ import {
   walkCategories,
 } from '../../support/catalog-categories';
 import { testDatabases } from '../../support/databases';
-import { type Harness, type StoreFixture, createTestStore, openHarness } from '../../support/harness';
+import { createTestStore, type StoreFixture, suiteHarness } from '../../support/harness';
 
 const BAD_PATH_IDS = ['0', '01', '-1', 'abc', '1.5'];
 const HUGE_ID = '99999999999';
 
 describe.each(testDatabases())('categories on $name', (testDatabase) => {
-  let h: Harness;
+  const h = suiteHarness(testDatabase);
 
-  beforeAll(async () => {
-    h = await openHarness(testDatabase);
-  });
-  afterAll(() => testDatabase.close());
 
   /** A fresh store and its tokens: every test works in its own store. */
   async function freshStore(name = 'Royal Oud'): Promise<{ store: StoreFixture; storeId: string; tokens: CategoryTokens }> {

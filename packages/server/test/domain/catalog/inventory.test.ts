@@ -18,7 +18,7 @@ import {
   tokenWithScopes,
 } from '../../support/catalog-fixtures';
 import { testDatabases } from '../../support/databases';
-import { type Harness, type StoreFixture, UUID, openHarness } from '../../support/harness';
+import { type StoreFixture, suiteHarness, UUID } from '../../support/harness';
 
 interface AdjustmentBody {
   delta: unknown;
@@ -32,16 +32,14 @@ const adjustmentsPath = (productId: number | string) => `products/${productId}/i
 const adjust = (api: StoreApi, productId: number | string, body: AdjustmentBody, key: string = randomUUID()) => api.post(adjustmentsPath(productId), body, key);
 
 describe.each(testDatabases())('inventory on $name', (testDatabase) => {
-  let h: Harness;
+  const h = suiteHarness(testDatabase);
   let shop: { store: StoreFixture; api: StoreApi };
   let other: { store: StoreFixture; api: StoreApi };
 
   beforeAll(async () => {
-    h = await openHarness(testDatabase);
     shop = await storeWithFullAccess(h, 'Royal Oud');
     other = await storeWithFullAccess(h, 'Desert Rose');
   });
-  afterAll(() => testDatabase.close());
 
   const product = (overrides: Parameters<typeof insertProduct>[2] = {}, storeId = shop.store.store.id) => insertProduct(h.db, storeId, overrides);
   const digitalProduct = async (unsold: string[], sold: string[] = []) => {

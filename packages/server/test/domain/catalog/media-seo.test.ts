@@ -16,7 +16,7 @@ import {
   tokenWithScopes,
 } from '../../support/catalog-fixtures';
 import { testDatabases } from '../../support/databases';
-import { type Harness, type StoreFixture, UUID, openHarness } from '../../support/harness';
+import { type StoreFixture, suiteHarness, UUID } from '../../support/harness';
 
 const CDN = 'https://cdn.example.com/stores/demo';
 const image = (name: string, extra: Record<string, unknown> = {}) => ({ url: `${CDN}/${name}.jpg`, ...extra });
@@ -24,16 +24,14 @@ const mediaPath = (id: number | string) => `products/${id}/media`;
 const seoPath = (id: number | string) => `products/${id}/seo`;
 
 describe.each(testDatabases())('product media and SEO on $name', (testDatabase) => {
-  let h: Harness;
+  const h = suiteHarness(testDatabase);
   let shop: { store: StoreFixture; api: StoreApi };
   let other: { store: StoreFixture; api: StoreApi };
 
   beforeAll(async () => {
-    h = await openHarness(testDatabase);
     shop = await storeWithFullAccess(h, 'Royal Oud');
     other = await storeWithFullAccess(h, 'Desert Rose');
   });
-  afterAll(() => testDatabase.close());
 
   const product = (overrides: ProductOverrides = {}, storeId = shop.store.store.id) => insertProduct(h.db, storeId, overrides);
   const stateOf = (id: number) => productState(h.db, shop.store.store.id, id);

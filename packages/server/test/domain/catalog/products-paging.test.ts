@@ -15,7 +15,7 @@ import {
   walkProducts,
 } from '../../support/catalog-products';
 import { testDatabases } from '../../support/databases';
-import { type Harness, openHarness } from '../../support/harness';
+import { type Harness, suiteHarness } from '../../support/harness';
 
 const MINUTE = 60_000;
 
@@ -24,13 +24,11 @@ const idsWhere = async (h: Harness, storeId: string, where: Record<string, unkno
   (await productRows(h.db, storeId).where(where)).map((row: { id: number }) => Number(row.id));
 
 describe.each(testDatabases())('products.list on $name', (testDatabase) => {
-  let h: Harness;
+  const h = suiteHarness(testDatabase, { rateLimits: { perInstallation: 100_000, perClient: 1000 } });
 
   beforeAll(async () => {
     // A walk with limit 1 makes a thousand requests within one rate-limit window of the manual clock.
-    h = await openHarness(testDatabase, { rateLimits: { perInstallation: 100_000, perClient: 1000 } });
   });
-  afterAll(() => testDatabase.close());
 
   describe('walking a thousand products', () => {
     let shop: Shop;

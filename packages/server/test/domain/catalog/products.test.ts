@@ -17,7 +17,7 @@ import {
   productRows,
 } from '../../support/catalog-products';
 import { testDatabases } from '../../support/databases';
-import { type Harness, UUID, openHarness } from '../../support/harness';
+import { suiteHarness, UUID } from '../../support/harness';
 
 const IMAGE_1 = 'https://cdn.example.com/stores/demo/oud-1.jpg';
 const IMAGE_2 = 'https://cdn.example.com/stores/demo/oud-2.jpg';
@@ -63,12 +63,8 @@ const expectInsufficientScope = (response: request.Response, scope: string) => {
 const sendRaw = (test: request.Test, contentType: string, body: string) => test.set('Content-Type', contentType).send(body);
 
 describe.each(testDatabases())('products on $name', (testDatabase) => {
-  let h: Harness;
+  const h = suiteHarness(testDatabase);
 
-  beforeAll(async () => {
-    h = await openHarness(testDatabase);
-  });
-  afterAll(() => testDatabase.close());
 
   /** The product as stored now, through the API (what every "nothing changed" check compares). */
   const currentProduct = async (shop: Shop, id: number) => {
