@@ -12,6 +12,7 @@ import { type ErrorSurface, errorBody, toApiError } from './http/error-mapper';
 import { ApiError } from './core/errors';
 import { refuseNulCharacters } from './http/nul-guard';
 import { inSeries, underPath } from './http/series';
+import { formBody, parseFormEncoded } from './http/form-encoding';
 import { requestContext, requestIdOf } from './http/request-context';
 import { errorHeaders } from './http/protocol-headers';
 import { isReplayedError, REPLAYED_HEADER } from './http/idempotency';
@@ -45,7 +46,7 @@ function docsSite(): express.RequestHandler {
 /** The Express app: request id, body limits, spec validation, the operation router, one error mapper. */
 export function createApp({ config, services, handlers = generatedHandlers }: AppOptions): Express {
   const app = express();
-  app.set('query parser', 'extended');
+  app.set('query parser', parseFormEncoded);
   app.set('etag', false);
   app.disable('x-powered-by');
 
@@ -56,7 +57,7 @@ export function createApp({ config, services, handlers = generatedHandlers }: Ap
   app.use(
     inSeries([
       express.json({ limit: BODY_BYTES, type: ['application/json', 'application/*+json'] }),
-      underPath('/oauth', express.urlencoded({ extended: false, limit: BODY_BYTES, parameterLimit: 100 })),
+      underPath('/oauth', formBody(BODY_BYTES)),
       refuseNulCharacters,
       ...OpenApiValidator.middleware({
         apiSpec: loadSpec() as never,

@@ -1,7 +1,9 @@
 import { type OperationEntry, type OperationId, operationTable } from '@svc/contract';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { type Principal, authenticateBearer, requireScopes } from './bearer';
+import { refuseUnexpectedContent } from './bodyless';
 import type { Handlers } from './handler';
+import { emptyRecord } from '../core/records';
 import { authenticateBasic } from '../oauth/client-auth';
 import type { App } from '../platform/apps';
 import { serviceKey } from '../platform/service-keys';
@@ -13,7 +15,7 @@ import type { Execution, HandlerContext, ServerKeys } from './handler';
 import { requestIdOf } from './request-context';
 
 function headersOf(req: Request): Record<string, string | undefined> {
-  const headers: Record<string, string | undefined> = {};
+  const headers = emptyRecord<string | undefined>();
   for (const [name, value] of Object.entries(req.headers)) headers[name] = Array.isArray(value) ? value.join(', ') : value;
   return headers;
 }
@@ -141,6 +143,7 @@ export function operationRouter(handlers: Handlers, services: Services): Request
     if (typeof handler !== 'function') throw new Error(`No handler for operation ${operationId}`);
     routes.set(operationId, async (req, res, next) => {
       try {
+        refuseUnexpectedContent(entry, req.headers);
         const caller = await identify(services, entry, req, res);
         const context = {
           operation: entry,
