@@ -2,6 +2,7 @@ import { type OperationEntry, type OperationId, operationTable } from '@svc/cont
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { type Principal, authenticateBearer, requireScopes } from './bearer';
 import { refuseUnexpectedContent } from './bodyless';
+import { refuseLooseNumbers } from './query-numbers';
 import type { Handlers } from './handler';
 import { emptyRecord } from '../core/records';
 import { authenticateBasic } from '../oauth/client-auth';
@@ -144,6 +145,7 @@ export function operationRouter(handlers: Handlers, services: Services): Request
     routes.set(operationId, async (req, res, next) => {
       try {
         refuseUnexpectedContent(entry, req.headers);
+        refuseLooseNumbers(req);
         const caller = await identify(services, entry, req, res);
         const context = {
           operation: entry,

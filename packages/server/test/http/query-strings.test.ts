@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { createCategory } from '../../src/domain/catalog/categories';
+import { expectError } from '../support/auth-steps';
 import { authorizeQuery, authorizeUrl } from '../support/browser';
 import { type StoreApi, insertProduct, storeWithFullAccess } from '../support/catalog-fixtures';
 import { testDatabases } from '../support/databases';
@@ -102,6 +103,23 @@ describe.each(testDatabases())('query strings as clients send them (application/
     ])('%s: "+" and "%20" are spaces, "%2B" is a plus', async (query, expected) => {
       expect(await namesOf('categories', query)).toEqual(expected);
     });
+  });
+
+  describe('numbers in a query are plain decimals', () => {
+    it.each(['products', 'categories', 'inventory'])('%s?limit=2 is a page of 2', async (list) => {
+      const response = await api.get(`${list}?limit=2`);
+      expect({ status: response.status, limit: response.body.meta?.limit }).toEqual({ status: 200, limit: 2 });
+    });
+
+    const looseNumbers = ['1e309', '1e2', '0x10', '025', '2.0', ' 5', '5 '];
+    it.each(['products', 'categories', 'inventory'].flatMap((list) => looseNumbers.map((limit) => [list, limit])))(
+      '%s?limit=%p (a number the validator would coerce) is 400 VALIDATION_FAILED naming limit',
+      async (list, limit) => {
+        const response = await api.get(`${list}?${new URLSearchParams({ limit }).toString()}`);
+        expectError(response, 400, 'VALIDATION_FAILED');
+        expect(response.body.error.details).toEqual([expect.objectContaining({ location: 'query', field: 'limit' })]);
+      },
+    );
   });
 
   describe('oauth.authorize keeps reading "+" between scopes as a space', () => {
