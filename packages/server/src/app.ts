@@ -14,6 +14,7 @@ import { refuseNulCharacters } from './http/nul-guard';
 import { inSeries, underPath } from './http/series';
 import { formBody, parseFormEncoded } from './http/form-encoding';
 import { requestContext, requestIdOf } from './http/request-context';
+import { requireDocumentedStatuses } from './http/documented-statuses';
 import { errorHeaders } from './http/protocol-headers';
 import { isReplayedError, REPLAYED_HEADER } from './http/idempotency';
 import { operationRouter } from './http/router';
@@ -51,6 +52,7 @@ export function createApp({ config, services, handlers = generatedHandlers }: Ap
   app.disable('x-powered-by');
 
   app.use(requestContext(services.clock));
+  if (config.validateResponses) app.use(requireDocumentedStatuses());
   app.use('/docs', docsSite());
   app.use('/dashboard', dashboardRouter(services));
   // Body parsing, the NUL guard and spec validation run as one layer (see inSeries).

@@ -5178,6 +5178,16 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The operation takes no request body: content sent with it is refused, as is a body in an encoding or charset the service does not read. */
+        UnexpectedBody: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description An unexpected failure (`INTERNAL`, logged with the request id) or an operation not available yet (`NOT_IMPLEMENTED`). */
         UnexpectedError: {
             headers: {
@@ -5198,6 +5208,16 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description A query parameter the operation does not know (an operation without parameters takes none). */
+        UnknownQueryParameter: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description An unknown body field, or an `Idempotency-Key` reused with another body. */
         UnprocessableIdempotent: {
             headers: {
@@ -5208,7 +5228,7 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body's `Content-Type` is not one the operation accepts. */
+        /** @description The body's `Content-Type` is not one the operation accepts, or its `Content-Encoding` or charset is not one the service reads. */
         UnsupportedMediaType: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5532,6 +5552,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             429: components["responses"]["OAuthTooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -5862,6 +5884,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownField"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5902,6 +5926,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -5956,6 +5983,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownField"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6011,6 +6040,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownField"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6066,6 +6097,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownField"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6121,6 +6154,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownField"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6175,6 +6210,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownField"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6287,6 +6324,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6420,6 +6460,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownField"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6460,6 +6502,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6554,6 +6599,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownField"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6587,8 +6634,12 @@ export interface operations {
                     "application/json": components["schemas"]["MeEnvelope"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6657,6 +6708,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownField"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6697,6 +6750,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6736,6 +6792,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6794,6 +6853,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownField"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6895,6 +6956,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6934,6 +6998,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -7099,6 +7166,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownField"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7139,6 +7208,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -7207,6 +7279,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownField"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7310,6 +7384,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -7424,6 +7501,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -7529,6 +7609,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -7615,6 +7698,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -7710,6 +7796,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -7829,6 +7918,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownField"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7869,6 +7960,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -7950,6 +8044,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownField"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8049,6 +8145,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -8254,7 +8353,9 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The `Idempotency-Key` was used with another request. */
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            /** @description The `Idempotency-Key` was used with another request, or a query parameter the operation does not know was sent. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8322,7 +8423,9 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The `Idempotency-Key` was used with another request. */
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            /** @description The `Idempotency-Key` was used with another request, or a query parameter the operation does not know was sent. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
