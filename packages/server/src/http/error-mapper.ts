@@ -123,8 +123,8 @@ const unreadableBody = (surface: ErrorSurface, message: string, detail: string) 
 
 /**
  * Body-reading failures are the client's: too large (413), an encoding or charset not taken (415),
- * not JSON, or bytes that are not what `Content-Encoding` or `Content-Length` say (a "gzip" body that
- * is not gzip, a short body): 400. Anything else (a reader used twice) is ours.
+ * not JSON, or bytes that are not what the headers say (a "gzip" body that is not gzip, a length
+ * other than `Content-Length`): 400. Anything else (a reader used twice) is ours.
  */
 function fromBodyRead(error: BodyReadError, surface: ErrorSurface, exposeInternals: boolean): ApiError {
   if (error.status === 413) return new ApiError('PAYLOAD_TOO_LARGE', 'The request body is larger than 65536 bytes.');
