@@ -12,8 +12,10 @@ import { type ErrorSurface, errorBody, toApiError } from './http/error-mapper';
 import { ApiError } from './core/errors';
 import { refuseNulCharacters } from './http/nul-guard';
 import { inSeries, underPath } from './http/series';
+import { formBody, parseFormEncoded } from './http/form-encoding';
 import { requestContext, requestIdOf } from './http/request-context';
 import { type Logger, noteErrorAnswer, requestLog, silentLogger } from './http/request-log';
+import { requireDocumentedStatuses } from './http/documented-statuses';
 import { errorHeaders } from './http/protocol-headers';
 import { isReplayedError, REPLAYED_HEADER } from './http/idempotency';
 import { operationRouter } from './http/router';
@@ -49,7 +51,7 @@ function docsSite(): express.RequestHandler {
 /** The Express app: request id, body limits, spec validation, the operation router, one error mapper. */
 export function createApp({ config, services, handlers = generatedHandlers, logger = silentLogger() }: AppOptions): Express {
   const app = express();
-  app.set('query parser', 'extended');
+  app.set('query parser', parseFormEncoded);
   app.set('etag', false);
   app.disable('x-powered-by');
   // req.ip and req.secure believe X-Forwarded-For and X-Forwarded-Proto only from these peers.
@@ -57,13 +59,14 @@ export function createApp({ config, services, handlers = generatedHandlers, logg
 
   app.use(requestContext(services.clock));
   app.use(requestLog(logger));
+  if (config.validateResponses) app.use(requireDocumentedStatuses());
   app.use('/docs', docsSite());
   app.use('/dashboard', dashboardRouter(services));
   // Body parsing, the NUL guard and spec validation run as one layer (see inSeries).
   app.use(
     inSeries([
       express.json({ limit: BODY_BYTES, type: ['application/json', 'application/*+json'] }),
-      underPath('/oauth', express.urlencoded({ extended: false, limit: BODY_BYTES, parameterLimit: 100 })),
+      underPath('/oauth', formBody(BODY_BYTES)),
       refuseNulCharacters,
       ...OpenApiValidator.middleware({
         apiSpec: loadSpec() as never,

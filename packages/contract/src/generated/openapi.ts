@@ -5161,6 +5161,16 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The operation takes no request body: content sent with it is refused, as is a body in an encoding or charset the service does not read. */
+        UnexpectedBody: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description An unexpected failure (`INTERNAL`, logged with the request id) or an operation not available yet (`NOT_IMPLEMENTED`). */
         UnexpectedError: {
             headers: {
@@ -5181,6 +5191,16 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description A query parameter the operation does not know (an operation without parameters takes none). */
+        UnknownQueryParameter: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description An unknown body field, or an `Idempotency-Key` reused with another body. */
         UnprocessableIdempotent: {
             headers: {
@@ -5191,7 +5211,7 @@ export type components = {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body's `Content-Type` is not one the operation accepts. */
+        /** @description The body's `Content-Type` is not one the operation accepts, or its `Content-Encoding` or charset is not one the service reads. */
         UnsupportedMediaType: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5515,6 +5535,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             429: components["responses"]["OAuthTooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -5845,6 +5867,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownField"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5885,6 +5909,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -5939,6 +5966,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownField"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5994,6 +6023,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownField"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6049,6 +6080,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownField"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6104,6 +6137,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownField"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6158,6 +6193,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownField"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6270,6 +6307,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6403,6 +6443,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownField"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6443,6 +6485,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6537,6 +6582,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownField"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6570,8 +6617,12 @@ export interface operations {
                     "application/json": components["schemas"]["MeEnvelope"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6640,6 +6691,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownField"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6680,6 +6733,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6719,6 +6775,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6777,6 +6836,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownField"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6878,6 +6939,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6917,6 +6981,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -7082,6 +7149,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownField"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7122,6 +7191,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -7190,6 +7262,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownField"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7293,6 +7367,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -7407,6 +7484,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -7512,6 +7592,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -7598,6 +7681,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -7693,6 +7779,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -7812,6 +7901,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownField"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7852,6 +7943,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -7933,6 +8027,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["StoreNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownField"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8032,6 +8128,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            422: components["responses"]["UnknownQueryParameter"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -8237,7 +8336,9 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The `Idempotency-Key` was used with another request. */
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            /** @description The `Idempotency-Key` was used with another request, or a query parameter the operation does not know was sent. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8305,7 +8406,9 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The `Idempotency-Key` was used with another request. */
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
+            /** @description The `Idempotency-Key` was used with another request, or a query parameter the operation does not know was sent. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -1,6 +1,7 @@
 import type { OperationEntry } from '@svc/contract';
 import { selectRows } from '../db/reads';
 import { ApiError } from '../core/errors';
+import { ownValue } from '../core/records';
 import { fromJsonList } from '../db/json-lists';
 import { storeMigrating } from '../platform/stores';
 import { satisfiesAny } from '../platform/scopes';
@@ -133,7 +134,7 @@ export function requireScopes(principal: Principal, entry: OperationEntry, body:
   if (!satisfiesAny(principal.scopes, entry.scopes)) throw insufficientScope(entry.scopes.flat());
   const fields = body && typeof body === 'object' ? Object.keys(body) : [];
   for (const field of fields) {
-    const needed = entry.fieldScopes[field];
+    const needed = ownValue(entry.fieldScopes, field);
     if (needed && !needed.every((scope) => principal.scopes.has(scope))) throw insufficientScope(needed);
   }
 }

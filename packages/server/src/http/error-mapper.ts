@@ -1,4 +1,5 @@
 import { ApiError, type ErrorBody, type ErrorCode, type ErrorDetail, isApiError } from '../core/errors';
+import { ownValue } from '../core/records';
 
 /** A validation problem as express-openapi-validator reports it (`/body/name`, `/query/limit`, ...). */
 interface ValidatorProblem {
@@ -9,13 +10,14 @@ interface ValidatorProblem {
 
 interface ValidatorError {
   status: number;
-  errors?: ValidatorProblem[];
+  errors: ValidatorProblem[];
   message?: string;
 }
 
-interface BodyParserError {
-  type: string;
-  status?: number;
+/** A failure to read the body (body-parser, raw-body, zlib): an http-errors error with a status, `type` on most. */
+interface BodyReadError {
+  status: number;
+  type?: string;
 }
 
 /** Which rules to apply: the store API and the OAuth endpoints name validation failures differently. */
@@ -31,21 +33,16 @@ const LOCATIONS: Record<string, ErrorDetail['location']> = {
   header: 'header',
 };
 
-function isValidatorError(error: unknown): error is ValidatorError {
-  return typeof (error as { status?: unknown } | null)?.status === 'number';
-}
+const hasStatus = (error: unknown): error is { status: number; errors?: unknown } => typeof (error as { status?: unknown } | null)?.status === 'number';
 
-const BODY_PARSER_TYPES = /^(entity\.|encoding\.unsupported$|charset\.unsupported$)/;
-
-function isBodyParserError(error: unknown): error is BodyParserError {
-  const type = (error as { type?: unknown } | null)?.type;
-  return typeof type === 'string' && BODY_PARSER_TYPES.test(type);
-}
+/** The validator's errors always list their problems; the body readers' never do. */
+const isValidatorError = (error: unknown): error is ValidatorError => hasStatus(error) && Array.isArray(error.errors);
+const isBodyReadError = (error: unknown): error is BodyReadError => hasStatus(error) && !Array.isArray(error.errors);
 
 /** `/body/name` → {location: body, field: /name}; `/query/limit` → {location: query, field: limit}. */
 export function toDetail(problem: ValidatorProblem): ErrorDetail {
   const [, area = '', ...rest] = (problem.path ?? '').split('/');
-  const location = LOCATIONS[area] ?? 'body';
+  const location = ownValue(LOCATIONS, area) ?? 'body';
   const field = location === 'body' ? `/${rest.join('/')}` : rest.join('/');
   return { location, field: field.slice(0, 256), message: (problem.message ?? 'is not valid').slice(0, 512) };
 }
@@ -109,36 +106,47 @@ function classifyRequestProblems(problems: ValidatorProblem[], surface: ErrorSur
 }
 
 function fromValidator(error: ValidatorError, surface: ErrorSurface, exposeInternals: boolean): ApiError {
-  const byStatus: Record<number, [ErrorCode, string]> = {
+  const byStatus: Record<string, [ErrorCode, string]> = {
     404: ['NOT_FOUND', 'No such endpoint.'],
     405: ['METHOD_NOT_ALLOWED', 'This endpoint does not take that method.'],
     413: ['PAYLOAD_TOO_LARGE', 'The request body is larger than 65536 bytes.'],
     415: ['UNSUPPORTED_MEDIA_TYPE', 'The body has a Content-Type this endpoint does not accept.'],
   };
-  if (error.status === 400) return classifyRequestProblems(error.errors ?? [], surface);
-  const known = byStatus[error.status];
+  if (error.status === 400) return classifyRequestProblems(error.errors, surface);
+  const known = ownValue(byStatus, String(error.status));
   if (known) return new ApiError(...known);
-  const reason = exposeInternals ? ` ${error.message ?? ''} ${JSON.stringify(error.errors ?? [])}` : '';
-  return new ApiError('INTERNAL', `Something went wrong on our side; quote the request id to support.${reason}`.slice(0, 1024));
+  return internal(error, exposeInternals);
 }
 
-function fromBodyParser(error: BodyParserError, surface: ErrorSurface): ApiError {
-  if (error.type === 'entity.too.large') return new ApiError('PAYLOAD_TOO_LARGE', 'The request body is larger than 65536 bytes.');
-  if (error.type === 'entity.parse.failed') {
-    return new ApiError(surface === 'oauth' ? 'INVALID_REQUEST' : 'VALIDATION_FAILED', 'The request body is not well-formed JSON.', {
-      details: [{ location: 'body', field: '/', message: 'is not well-formed JSON' }],
-    });
+const unreadableBody = (surface: ErrorSurface, message: string, detail: string) =>
+  new ApiError(surface === 'oauth' ? 'INVALID_REQUEST' : 'VALIDATION_FAILED', message, { details: [{ location: 'body', field: '/', message: detail }] });
+
+/**
+ * Body-reading failures are the client's: too large (413), an encoding or charset not taken (415),
+ * not JSON, or bytes that are not what the headers say (a "gzip" body that is not gzip, a length
+ * other than `Content-Length`): 400. Anything else (a reader used twice) is ours.
+ */
+function fromBodyRead(error: BodyReadError, surface: ErrorSurface, exposeInternals: boolean): ApiError {
+  if (error.status === 413) return new ApiError('PAYLOAD_TOO_LARGE', 'The request body is larger than 65536 bytes.');
+  if (error.status === 415) return new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The body uses an encoding or charset this endpoint does not accept.');
+  if (error.type === 'entity.parse.failed') return unreadableBody(surface, 'The request body is not well-formed JSON.', 'is not well-formed JSON');
+  if (error.status === 400) {
+    return unreadableBody(surface, 'The request body cannot be read as its Content-Encoding and Content-Length describe it.', 'cannot be read');
   }
-  return new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The body uses an encoding or charset this endpoint does not accept.');
+  return internal(error, exposeInternals);
+}
+
+function internal(error: unknown, exposeInternals: boolean): ApiError {
+  const reason = !exposeInternals ? '' : isValidatorError(error) ? ` ${error.message ?? ''} ${JSON.stringify(error.errors)}` : error instanceof Error ? ` ${error.message}` : '';
+  return new ApiError('INTERNAL', `Something went wrong on our side; quote the request id to support.${reason}`.slice(0, 1024));
 }
 
 /** Turns anything thrown while serving a request into the interface's error. */
 export function toApiError(error: unknown, surface: ErrorSurface, exposeInternals: boolean): ApiError {
   if (isApiError(error)) return error;
-  if (isBodyParserError(error)) return fromBodyParser(error, surface);
   if (isValidatorError(error)) return fromValidator(error, surface, exposeInternals);
-  const reason = exposeInternals && error instanceof Error ? ` ${error.message}` : '';
-  return new ApiError('INTERNAL', `Something went wrong on our side; quote the request id to support.${reason}`.slice(0, 1024));
+  if (isBodyReadError(error)) return fromBodyRead(error, surface, exposeInternals);
+  return internal(error, exposeInternals);
 }
 
 export function errorBody(error: ApiError, requestId: string): ErrorBody {

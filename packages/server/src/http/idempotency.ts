@@ -61,9 +61,12 @@ export function canonicalJson(value: unknown): string {
 function sortKeys(value: JsonValue): JsonValue {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value === null || typeof value !== 'object') return value;
-  const sorted: { [key: string]: JsonValue } = {};
-  for (const name of Object.keys(value).sort()) sorted[name] = sortKeys(value[name] as JsonValue);
-  return sorted;
+  // fromEntries defines each key as its own property, so a `__proto__` key is kept like any other.
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((name) => [name, sortKeys(value[name] as JsonValue)]),
+  );
 }
 
 /** What identifies a request for its key: SHA-256 (hex) of method, path and canonical body. */

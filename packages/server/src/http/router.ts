@@ -1,7 +1,10 @@
 import { type OperationEntry, type OperationId, operationTable } from '@svc/contract';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { type Principal, authenticateBearer, requireScopes } from './bearer';
+import { refuseUnexpectedContent } from './bodyless';
+import { refuseLooseNumbers } from './query-numbers';
 import type { Handlers } from './handler';
+import { emptyRecord } from '../core/records';
 import { authenticateBasic } from '../oauth/client-auth';
 import type { App } from '../platform/apps';
 import { serviceKey } from '../platform/service-keys';
@@ -14,7 +17,7 @@ import { requestIdOf } from './request-context';
 import { noteCaller } from './request-log';
 
 function headersOf(req: Request): Record<string, string | undefined> {
-  const headers: Record<string, string | undefined> = {};
+  const headers = emptyRecord<string | undefined>();
   for (const [name, value] of Object.entries(req.headers)) headers[name] = Array.isArray(value) ? value.join(', ') : value;
   return headers;
 }
@@ -147,6 +150,8 @@ export function operationRouter(handlers: Handlers, services: Services): Request
     if (typeof handler !== 'function') throw new Error(`No handler for operation ${operationId}`);
     routes.set(operationId, async (req, res, next) => {
       try {
+        refuseUnexpectedContent(entry, req.headers);
+        refuseLooseNumbers(req);
         const caller = await identify(services, entry, req, res);
         const context = {
           operation: entry,

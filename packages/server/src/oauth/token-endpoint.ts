@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { checkSecret } from '../credentials/secrets';
 import { ApiError, type ErrorCode } from '../core/errors';
+import { ownValue } from '../core/records';
 import { ACCESS_SECONDS } from '../core/limits';
 import type { Db } from '../db/transactions';
 import { type ExpiryRule, LATE_USE_EXPLAINED_MS } from '../platform/housekeeping';
@@ -48,7 +49,8 @@ const GRANT_KEYS: Record<GrantType, readonly (keyof TokenRequestBody)[]> = {
 /** Checks the body's shape for its grant before anything is looked up (INVALID_GRANT, INVALID_REQUEST). */
 function checkGrantShape(body: TokenRequestBody): GrantType {
   const grantType = body.grant_type as GrantType;
-  const needed = GRANT_KEYS[grantType];
+  const needed = ownValue(GRANT_KEYS, grantType);
+  if (!needed) throw new ApiError('INVALID_GRANT_TYPE', 'grant_type must be authorization_code or refresh_token.');
   const missing = needed.filter((key) => !body[key]);
   if (missing.length > 0) throw new ApiError('INVALID_GRANT', `grant_type=${grantType} needs ${missing.join(', ')}.`);
   const foreign = Object.keys(body).filter((key) => key !== 'grant_type' && !needed.includes(key as keyof TokenRequestBody));

@@ -1,0 +1,14 @@
+/**
+ * The record's own value at `key`, never one inherited from `Object.prototype`: a key that comes from
+ * a request (a body field, a query or header name) may be `constructor`, `toString` or `__proto__`,
+ * which a plain `record[key]` answers with a function or with the prototype itself.
+ */
+export function ownValue<V>(record: Readonly<Record<string, V>>, key: string): V | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined;
+}
+
+/**
+ * An object without a prototype, for records keyed by names a request chose: writing `__proto__`
+ * to it makes a property like any other instead of replacing the prototype.
+ */
+export const emptyRecord = <V>(): Record<string, V> => Object.create(null) as Record<string, V>;

@@ -1,0 +1,160 @@
+import { type OperationEntry, operationTable } from '@svc/contract';
+import fc from 'fast-check';
+import type { Knex } from 'knex';
+import request from 'supertest';
+import { createCategory } from '../../src/domain/catalog/categories/changes';
+import { handlers } from '../../src/generated/registry';
+import { isNotImplemented } from '../../src/http/handler';
+import { authorizeQuery } from '../support/browser';
+import { insertDigitalUnits, insertProduct, tokenWithScopes } from '../support/catalog-fixtures';
+import { testDatabases } from '../support/databases';
+import { documentedParameters, exampleBody } from '../support/example-requests';
+import { type Caller, type Draft, describeDraft, mutate, mutations, send, singleMutations } from '../support/fuzz-requests';
+import {
+  type AppFixture,
+  basicHeader,
+  createTestApp,
+  createTestStore,
+  fullAccess,
+  installWithTokens,
+  type StoreFixture,
+  suiteHarness,
+} from '../support/harness';
+
+/**
+ * Requests built from the spec for every built operation, then mutated (wrong types, prototype
+ * keys, odd Unicode, overflowing numbers, extra and missing fields, bodies where none belongs, odd
+ * headers, path ids and credentials). Whatever arrives: never a 5xx; every 4xx in the error format
+ * with the answer's request id; nothing stored by a refused request. Response validation is on, so
+ * an answer outside the spec, or with a status its operation does not document, is a 500 here too.
+ * Seeded, so a run is repeatable; FUZZ_SEED and FUZZ_RUNS explore further.
+ */
+const SEED = Number(process.env.FUZZ_SEED ?? 20261101);
+const RUNS_PER_OPERATION = Number(process.env.FUZZ_RUNS ?? 30);
+
+const built = (Object.values(operationTable) as OperationEntry[]).filter((entry) => !isNotImplemented(handlers[entry.operationId as keyof typeof handlers]));
+
+/** What a refused request must leave as it was: the catalog's rows and versions, and the outbox. */
+const SNAPSHOT_SQL = {
+  products: 'select count(*) as n, coalesce(sum(resource_version), 0) as v from products',
+  categories: 'select count(*) as n, coalesce(sum(resource_version), 0) as v from categories',
+  inventory_adjustments: 'select count(*) as n, 0 as v from inventory_adjustments',
+  digital_units: 'select count(*) as n, count(delivered_at) as v from digital_units',
+  outbox_events: 'select count(*) as n, 0 as v from outbox_events',
+};
+
+async function snapshot(db: Knex): Promise<Record<string, [number, number]>> {
+  const counts: Record<string, [number, number]> = {};
+  for (const [table, sql] of Object.entries(SNAPSHOT_SQL)) {
+    const result = (await db.raw(sql)) as { rows?: { n: unknown; v: unknown }[] } | { n: unknown; v: unknown }[];
+    const [row] = Array.isArray(result) ? result : (result.rows ?? []);
+    counts[table] = [Number(row?.n), Number(row?.v)];
+  }
+  return counts;
+}
+
+interface ErrorEnvelope {
+  error?: { code?: unknown; message?: unknown };
+  meta?: { request_id?: unknown };
+}
+
+function failure(draft: Draft, response: request.Response, why: string): Error {
+  return new Error(`${why}\n--- request\n${describeDraft(draft)}\n--- answer ${response.status}\n${JSON.stringify(response.body).slice(0, 600)}`);
+}
+
+describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name', (testDatabase) => {
+  const h = suiteHarness(testDatabase, { rateLimits: { perInstallation: 1_000_000, perClient: 1_000_000 } });
+  let store: StoreFixture;
+  let ownClient: AppFixture;
+  let oauthClient: AppFixture;
+  const tokens = { own: '', otherStore: '', narrow: '', refresh: '' };
+  const ids = { product: 0, category: 0 };
+  let requestCounter = 0;
+
+  beforeAll(async () => {
+    store = await createTestStore(h);
+    const access = await fullAccess(h, store);
+    ownClient = access.client;
+    tokens.own = access.tokens.access_token;
+    tokens.otherStore = (await fullAccess(h, await createTestStore(h, 'Amber House'))).tokens.access_token;
+    tokens.narrow = await tokenWithScopes(h, store, ['orders:read']);
+    oauthClient = await createTestApp(h, { required: ['products:read'], optional: [], name: 'Token Fuzz' });
+    tokens.refresh = (await installWithTokens(h, store, oauthClient, ['products:read'])).refresh_token;
+    const category = await createCategory(h.db, { storeId: store.store.id, installationId: null, now: h.clock.now() }, { name: 'Perfumes' });
+    ids.category = category.id;
+    ids.product = await insertProduct(h.db, store.store.id, { name: 'Royal Oud', category_id: category.id, quantity: 10, price_halalas: 34900, price_state: 'ready' });
+    const digital = await insertProduct(h.db, store.store.id, { name: 'Gift card', product_kind: 'digital' });
+    await insertDigitalUnits(h.db, store.store.id, digital, ['CODE-1', 'CODE-2']);
+  });
+
+  /** The `Authorization` header each caller sends, by the operation's kind of authentication. */
+  function authorizationOf(entry: OperationEntry, caller: Caller): string | undefined {
+    const bearer = (token: string) => `Bearer ${token}`;
+    const byCaller: Record<Caller, string | undefined> =
+      entry.auth === 'client'
+        ? { own: oauthClient.basic, none: undefined, garbage: 'Basic !!!', 'other-store': ownClient.basic, 'narrow-scope': oauthClient.basic, 'other-scheme': bearer(tokens.own), 'wrong-secret': basicHeader(oauthClient.app.id, `svc_cs_${'A'.repeat(43)}`) }
+        : { own: bearer(tokens.own), none: undefined, garbage: 'Bearer svc_at_garbage', 'other-store': bearer(tokens.otherStore), 'narrow-scope': bearer(tokens.narrow), 'other-scheme': ownClient.basic, 'wrong-secret': bearer(tokens.refresh) };
+    return byCaller[caller];
+  }
+
+  /** The resource's current ETag, so that an update built from the spec gets past If-Match. */
+  async function currentEtag(entry: OperationEntry): Promise<string> {
+    const resource = entry.path.includes('/categories/') ? `categories/${ids.category}` : `products/${ids.product}`;
+    const response = await request(h.app).get(`/stores/${store.store.id}/v1/${resource}`).set('Authorization', `Bearer ${tokens.own}`);
+    return String(response.headers.etag);
+  }
+
+  /** The request the spec describes, with this test's store, ids and credentials, so that it reaches the handler. */
+  async function baseDraft(entry: OperationEntry): Promise<Draft> {
+    const pathValues: Record<string, string> = { storeId: store.store.id };
+    if (entry.path.includes('{id}')) pathValues.id = String(entry.path.includes('/categories/') ? ids.category : ids.product);
+    const headers: [string, string[]][] = [];
+    for (const parameter of documentedParameters(entry).filter((candidate) => candidate.in === 'header' && candidate.required === true)) {
+      requestCounter += 1;
+      headers.push([parameter.name, [parameter.name === 'If-Match' ? await currentEtag(entry) : `fuzz-${requestCounter}`]]);
+    }
+    const query = entry.operationId === 'oauth.authorize' ? Object.entries(authorizeQuery(store, oauthClient, ['products:read'])) : [];
+    const example = exampleBody(entry);
+    const body: Draft['body'] =
+      entry.operationId === 'oauth.token'
+        ? { kind: 'form', pairs: [['grant_type', 'refresh_token'], ['refresh_token', tokens.refresh]] }
+        : example === undefined
+          ? { kind: 'none' }
+          : example.contentType === 'application/x-www-form-urlencoded'
+            ? { kind: 'form', pairs: Object.entries(example.body as Record<string, string>) }
+            : { kind: 'json', value: example.body };
+    return { entry, pathValues, query, rawQuery: [], headers, caller: 'own', body };
+  }
+
+  it('fuzzes every built operation (a stub is skipped until it is built)', () => {
+    expect(built.map((entry) => entry.operationId)).toEqual(expect.arrayContaining(['me', 'products.create', 'products.list', 'categories.update', 'inventory.adjust', 'oauth.token', 'oauth.authorize']));
+  });
+
+  /** Sends the draft and holds its answer to the rules: no 5xx; a refusal in the error format with its request id, having stored nothing. */
+  async function expectSoundAnswer(draft: Draft): Promise<void> {
+    const before = await snapshot(h.db);
+    const response = await send(h.app, draft, authorizationOf(draft.entry, draft.caller));
+    if (response.status >= 500) throw failure(draft, response, `A ${response.status} answer`);
+    if (response.status < 400) return;
+    const body = response.body as ErrorEnvelope;
+    if (typeof body.error?.code !== 'string' || typeof body.error.message !== 'string') throw failure(draft, response, 'A refusal outside the error format');
+    if (body.meta?.request_id !== response.headers['x-request-id']) throw failure(draft, response, 'meta.request_id is not the X-Request-Id header');
+    const after = await snapshot(h.db);
+    if (JSON.stringify(after) !== JSON.stringify(before)) throw failure(draft, response, `A refused request changed what is stored: ${JSON.stringify(before)} → ${JSON.stringify(after)}`);
+  }
+
+  const cases = built.map((entry, index) => [entry.operationId, entry, index] as const);
+
+  it.each(cases)('%s: each odd input on its own gets a sound answer', async (_operationId, entry) => {
+    const base = await baseDraft(entry);
+    const fields = base.body.kind === 'json' && base.body.value !== null && typeof base.body.value === 'object' ? Object.keys(base.body.value) : base.body.kind === 'form' ? base.body.pairs.map(([name]) => name) : [];
+    for (const change of singleMutations(entry, fields)) await expectSoundAnswer(mutate(await baseDraft(entry), change));
+  });
+
+  it.each(cases)('%s: random combinations of odd inputs get sound answers', async (_operationId, entry, index) => {
+    await fc.assert(
+      fc.asyncProperty(mutations, async (changes) => expectSoundAnswer(changes.reduce(mutate, await baseDraft(entry)))),
+      { seed: SEED + index, numRuns: RUNS_PER_OPERATION },
+    );
+  });
+});
