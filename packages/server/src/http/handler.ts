@@ -5,7 +5,7 @@ import type { TaggedResource } from '../core/etag';
 import { etagOf, requireCurrent } from '../core/etag';
 import { rowIdOf } from '../core/ids';
 import type { ListRequest, PageRequest } from '../core/paging';
-import type { Actor, Precondition } from '../domain/shared/actor';
+import type { Actor, Precondition } from '../domain/common/actor';
 import type { App } from '../platform/apps';
 import type { Db } from '../db/transactions';
 import type { Services } from '../platform/services';

@@ -2,10 +2,10 @@ import type { Knex } from 'knex';
 import { ApiError } from '../../../core/errors';
 import { rowIdOf } from '../../../core/ids';
 import type { Db } from '../../../db/transactions';
-import { type Actor, type Precondition } from '../../shared/actor';
-import { requireFreeSlug } from '../../shared/slugs';
-import { nameKeyOf } from '../../shared/text';
-import { changeVersioned, createVersioned } from '../../shared/versioned';
+import { type Actor, type Precondition } from '../../common/actor';
+import { requireFreeSlug } from '../../common/slugs';
+import { nameKeyOf } from '../../common/text';
+import { changeVersioned, createVersioned } from '../../common/versioned';
 import { categoryResource, findCategory, findCategoryByName } from './queries';
 import type { CategoryColumns, CategoryCreateInput, CategoryRecord, CategoryUpdate } from './row';
 

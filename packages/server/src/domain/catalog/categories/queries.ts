@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 import { type ListRequest, type Page, keysetPage } from '../../../core/paging';
 import type { Db } from '../../../db/transactions';
-import { likeContaining, nameKeyOf } from '../../shared/text';
-import type { VersionedResource } from '../../shared/versioned';
-import { slugConflict } from '../../shared/slugs';
+import { likeContaining, nameKeyOf } from '../../common/text';
+import type { VersionedResource } from '../../common/versioned';
+import { slugConflict } from '../../common/slugs';
 import { type Category, type CategoryRecord, type CategoryRow, categoryNotFound } from './row';
 import { categoryView } from './view';
 import { ApiError } from '../../../core/errors';

@@ -4,7 +4,7 @@ import { toIso } from '../../../core/clock';
 import { ApiError } from '../../../core/errors';
 import { MAX_ROW_ID } from '../../../core/ids';
 import { type Db, insertedId } from '../../../db/transactions';
-import { type Actor, anyVersion, eventBy } from '../../shared/actor';
+import { type Actor, anyVersion, eventBy } from '../../common/actor';
 import { changeProduct } from '../products/changes';
 import type { ProductColumns, ProductRecord, ProductRow } from '../products/row';
 import { countUnsold, unsoldUnits } from './queries';

@@ -2,7 +2,7 @@ import type { components } from '@svc/contract';
 import { toIso } from '../../../core/clock';
 import { ApiError, type ErrorDetail } from '../../../core/errors';
 import type { Db } from '../../../db/transactions';
-import { type Actor, anyVersion } from '../../shared/actor';
+import { type Actor, anyVersion } from '../../common/actor';
 import { changeProduct } from './changes';
 import { getProduct } from './queries';
 import type { ProductRow } from './row';

@@ -1,8 +1,8 @@
 import type { components } from '@svc/contract';
 import { toIso } from '../../../core/clock';
 import type { Db } from '../../../db/transactions';
-import { type Actor, anyVersion } from '../../shared/actor';
-import { requireFreeSlug } from '../../shared/slugs';
+import { type Actor, anyVersion } from '../../common/actor';
+import { requireFreeSlug } from '../../common/slugs';
 import { changeProduct } from './changes';
 import { getProduct } from './queries';
 import type { ProductColumns, ProductRow } from './row';
