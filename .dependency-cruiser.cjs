@@ -22,7 +22,10 @@ const forbidden = layers.slice(0, -1).map(([name, path], index) => {
   const above = layers.slice(index + 1).map(([, abovePath]) => abovePath);
   return {
     name: `layer-${name}`,
-    comment: `${name} is below ${layers.slice(index + 1).map(([n]) => n).join(', ')}: it may not import from them.`,
+    comment: `${name} is below ${layers
+      .slice(index + 1)
+      .map(([n]) => n)
+      .join(', ')}: it may not import from them.`,
     severity: 'error',
     from: { path: `${src}${path}` },
     to: { path: `${src}(${above.join('|')})` },

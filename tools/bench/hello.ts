@@ -1,6 +1,6 @@
+import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { Server } from 'node:http';
 import { failStart, listen, portOf, serveBench, tellParent } from './child';
 
 /**

@@ -31,7 +31,7 @@ function ownerOf(url: string, functionName: string): string {
 
 function summarise(profile: CpuProfile, top: number): string {
   const selfTime = new Map<number, number>();
-  profile.samples.forEach((nodeId, index) => selfTime.set(nodeId, (selfTime.get(nodeId) ?? 0) + (profile.timeDeltas[index] ?? 0)));
+  for (const [index, nodeId] of profile.samples.entries()) selfTime.set(nodeId, (selfTime.get(nodeId) ?? 0) + (profile.timeDeltas[index] ?? 0));
   const parentOf = new Map<number, number>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
   const nodeById = new Map(profile.nodes.map((node) => [node.id, node]));

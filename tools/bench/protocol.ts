@@ -42,9 +42,4 @@ export interface FailedMessage {
 
 export type ChildMessage = ReadyMessage | StoreReadyMessage | TokenMessage | ProfiledMessage | CpuMessage | FailedMessage;
 
-export type ParentMessage =
-  | { type: 'token' }
-  | { type: 'cpu' }
-  | { type: 'profile-start' }
-  | { type: 'profile-stop'; file: string }
-  | { type: 'stop' };
+export type ParentMessage = { type: 'token' } | { type: 'cpu' } | { type: 'profile-start' } | { type: 'profile-stop'; file: string } | { type: 'stop' };

@@ -206,7 +206,11 @@ async function measure(benchCase: Case): Promise<Figures | undefined> {
     // The machine's busy cores minus the server's and the client's: other processes competing.
     otherCpu:
       machineBefore && machineAfter
-        ? Math.max(0, ((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * os.cpus().length - (serverAfter - serverBefore + clientUsed.user + clientUsed.system) / elapsedMicros)
+        ? Math.max(
+            0,
+            ((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * os.cpus().length -
+              (serverAfter - serverBefore + clientUsed.user + clientUsed.system) / elapsedMicros,
+          )
         : undefined,
     profile: profileFile,
   };
@@ -220,7 +224,12 @@ interface ListBody {
 }
 
 /** Follows `next_cursor` (limit 100) until the page ends past `targetId`: the cursor of a deep page. */
-async function deepCursor(base: string, storeId: string, headers: Record<string, string>, targetId: number): Promise<{ cursor: string; afterId: number; pages: number }> {
+async function deepCursor(
+  base: string,
+  storeId: string,
+  headers: Record<string, string>,
+  targetId: number,
+): Promise<{ cursor: string; afterId: number; pages: number }> {
   let cursor: string | null = null;
   for (let pages = 1; ; pages += 1) {
     const query = new URLSearchParams({ limit: String(WALK_LIMIT), ...(cursor ? { cursor } : {}) });
@@ -278,25 +287,31 @@ function printTable(figures: Figures[], checks: Verdict[]): void {
   ]);
   const header = ['case', 'status', 'req/s', 'p50 ms', 'p99 ms', 'server CPU', 'server CPU ms/req', 'client CPU', 'others CPU', 'problems'];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
-  const line = (cells: string[]) => cells.map((cell, column) => (column === 0 || column === header.length - 1 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0))).join('  ');
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, column) => (column === 0 || column === header.length - 1 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0)))
+      .join('  ');
   console.log();
   console.log(line(header));
   console.log(widths.map((width) => '-'.repeat(width)).join('  '));
   for (const row of rows) console.log(line(row));
   console.log();
-  console.log('CPU: time used over the run, 100 % = one core busy throughout (ms/req: the server\'s CPU time per request);');
+  console.log("CPU: time used over the run, 100 % = one core busy throughout (ms/req: the server's CPU time per request);");
   console.log('"others": the other processes of the machine (noise).');
   const disturbed = figures.filter((f) => (f.otherCpu ?? 0) > 0.1).map((f) => f.name);
   if (disturbed.length > 0) console.warn(`! other processes used the CPUs during ${disturbed.join(', ')}: run again on a quiet machine`);
   console.log();
-  for (const check of checks) console.log(`${check.name.padEnd(34)} ${fixed(check.value).padStart(6)}   target ${check.target}   ${check.met ? 'met' : 'MISSED'}`);
+  for (const check of checks)
+    console.log(`${check.name.padEnd(34)} ${fixed(check.value).padStart(6)}   target ${check.target}   ${check.met ? 'met' : 'MISSED'}`);
 }
 
 // ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
   if (PROFILE_DIR) fs.mkdirSync(PROFILE_DIR, { recursive: true });
-  console.log(`Bench: ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), Node ${process.version}, ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${SECONDS} s per case`);
+  console.log(
+    `Bench: ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), Node ${process.version}, ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${SECONDS} s per case`,
+  );
   const [load1] = os.loadavg();
   if ((load1 ?? 0) > 0.5) console.warn(`  ! load average ${load1?.toFixed(2)}: other processes are using the CPUs, the figures will be low and noisy`);
   let hello: Child<ReadyMessage> | undefined;
@@ -337,7 +352,13 @@ async function main(): Promise<void> {
     let unread = 0;
     const nextUnread = () => `${products}/${productIds.first + (unread++ % span)}`;
     await run({ name: 'products.get (unread)', label: 'GET /products/{id}, each id once', server, nextPath: nextUnread, authenticated: true });
-    await run({ name: 'products.list', label: `GET /products?limit=${PAGE_LIMIT} (first page)`, server, nextPath: () => `${products}?limit=${PAGE_LIMIT}`, authenticated: true });
+    await run({
+      name: 'products.list',
+      label: `GET /products?limit=${PAGE_LIMIT} (first page)`,
+      server,
+      nextPath: () => `${products}?limit=${PAGE_LIMIT}`,
+      authenticated: true,
+    });
 
     if (!CASES || CASES.has('products.list (deep)')) {
       await refresh(server);
@@ -345,9 +366,17 @@ async function main(): Promise<void> {
       try {
         const walkStart = performance.now();
         const deep = await deepCursor(server.base, storeId, auth(), targetId);
-        console.log(`  deep cursor: after id ${deep.afterId}, ${deep.pages} pages of ${WALK_LIMIT} walked in ${((performance.now() - walkStart) / 1000).toFixed(1)} s`);
+        console.log(
+          `  deep cursor: after id ${deep.afterId}, ${deep.pages} pages of ${WALK_LIMIT} walked in ${((performance.now() - walkStart) / 1000).toFixed(1)} s`,
+        );
         const query = new URLSearchParams({ limit: String(PAGE_LIMIT), cursor: deep.cursor }).toString();
-        await run({ name: 'products.list (deep)', label: `GET /products?limit=${PAGE_LIMIT} after id ${deep.afterId}`, server, nextPath: () => `${products}?${query}`, authenticated: true });
+        await run({
+          name: 'products.list (deep)',
+          label: `GET /products?limit=${PAGE_LIMIT} after id ${deep.afterId}`,
+          server,
+          nextPath: () => `${products}?${query}`,
+          authenticated: true,
+        });
       } catch (error) {
         console.warn(`  ! no deep page: ${error instanceof Error ? error.message : String(error)}`);
       }
@@ -355,9 +384,16 @@ async function main(): Promise<void> {
 
     const checks = verdicts(new Map(figures.map((f) => [f.name, f])));
     printTable(figures, checks);
-    if (PROFILE_DIR) console.log(`\nCPU profiles of the servers over each measured run: ${PROFILE_DIR} (open in Chrome DevTools or: tsx tools/bench/profile.ts <file>)`);
+    if (PROFILE_DIR)
+      console.log(`\nCPU profiles of the servers over each measured run: ${PROFILE_DIR} (open in Chrome DevTools or: tsx tools/bench/profile.ts <file>)`);
     if (JSON_FILE) {
-      const machine = { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, platform: `${os.type()} ${os.release()}`, memoryGiB: Math.round(os.totalmem() / 2 ** 30) };
+      const machine = {
+        cpus: os.cpus().length,
+        model: os.cpus()[0]?.model,
+        node: process.version,
+        platform: `${os.type()} ${os.release()}`,
+        memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+      };
       const settings = { seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, connections: CONNECTIONS, products: PRODUCTS, seedMs: Math.round(api.ready.seedMs) };
       fs.writeFileSync(JSON_FILE, `${JSON.stringify({ at: new Date().toISOString(), machine, settings, figures, checks }, null, 2)}\n`);
       console.log(`Figures written to ${JSON_FILE}`);

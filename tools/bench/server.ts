@@ -7,14 +7,14 @@ import { systemClock } from '../../packages/server/src/core/clock';
 import { createDatabase } from '../../packages/server/src/db/connection';
 import { migrateToLatest } from '../../packages/server/src/db/migrate';
 import { createLogger } from '../../packages/server/src/http/request-log';
-import { seedCatalogForBench } from '../../packages/server/src/seeds/demo-catalog';
 import { validateAuthorization } from '../../packages/server/src/oauth/authorize';
 import { answerConsent, rememberAuthorization } from '../../packages/server/src/oauth/consent';
 import { s256 } from '../../packages/server/src/oauth/pkce';
 import { requestTokens } from '../../packages/server/src/oauth/token-endpoint';
 import { addVersion, registerApp } from '../../packages/server/src/platform/apps';
+import { createServices, type Services } from '../../packages/server/src/platform/services';
 import { createStore } from '../../packages/server/src/platform/stores';
-import { type Services, createServices } from '../../packages/server/src/platform/services';
+import { seedCatalogForBench } from '../../packages/server/src/seeds/demo-catalog';
 import { failStart, listen, portOf, serveBench, tellParent } from './child';
 
 /**
@@ -68,7 +68,12 @@ async function main(): Promise<void> {
     const bounds = await db('products').where({ store_id: store.id }).min({ first: 'id' }).max({ last: 'id' }).first();
 
     const { app: client } = await registerApp(services, { name: 'Bench App' });
-    await addVersion(services, client.id, { redirectUrls: [REDIRECT_URI], launchUrl: 'http://localhost:8787/launch', requiredScopes: ['products:read'], optionalScopes: [] });
+    await addVersion(services, client.id, {
+      redirectUrls: [REDIRECT_URI],
+      launchUrl: 'http://localhost:8787/launch',
+      requiredScopes: ['products:read'],
+      optionalScopes: [],
+    });
     let tokens = await install(services, store.id, owner.id, client.id);
 
     // Each request's line is written as in production, to nowhere: its cost is part of what is measured.

@@ -9,9 +9,7 @@ const BADGE_LOGO =
 
 /** Redoc's bundle points a few optional assets at Redocly's CDN; keep them on this machine. */
 export function withoutRemoteAssets(html: string): string {
-  return html
-    .replace(/https:\/\/cdn\.redoc\.ly\/redoc\/logo-mini(?:-full)?\.svg/g, BADGE_LOGO)
-    .replace(/https:\/\/cdn\.redocly\.com\/icons\//g, './icons/');
+  return html.replace(/https:\/\/cdn\.redoc\.ly\/redoc\/logo-mini(?:-full)?\.svg/g, BADGE_LOGO).replace(/https:\/\/cdn\.redocly\.com\/icons\//g, './icons/');
 }
 
 /**
@@ -20,15 +18,7 @@ export function withoutRemoteAssets(html: string): string {
  */
 export function buildDocsSite(): { file: string; bytes: number } {
   fs.mkdirSync(path.dirname(locations.docsSite), { recursive: true });
-  redocly([
-    'build-docs',
-    locations.bundledSpec,
-    '--output',
-    locations.docsSite,
-    '--inlineBundle',
-    '--title',
-    'Store Management Service API',
-  ]);
+  redocly(['build-docs', locations.bundledSpec, '--output', locations.docsSite, '--inlineBundle', '--title', 'Store Management Service API']);
   const html = withoutRemoteAssets(fs.readFileSync(locations.docsSite, 'utf8'));
   const remote = html.match(/https:\/\/cdn\.redoc(?:ly)?\.(?:ly|com)[^"'`\s)]*/g);
   if (remote) throw new Error(`The docs site would load from the network: ${[...new Set(remote)].join(', ')}`);

@@ -41,10 +41,12 @@ export function buildOperationTable(document: OpenApiDocument): OperationEntry[]
       if (!operation) continue;
       if (!operation.operationId) throw new Error(`${method.toUpperCase()} ${path} has no operationId`);
       const parameters = [...shared, ...(operation.parameters ?? []).map((p) => resolve(document, p))];
-      const hasHeader = (name: string) =>
-        parameters.some((p) => p.in === 'header' && p.name.toLowerCase() === name.toLowerCase() && p.required === true);
+      const hasHeader = (name: string) => parameters.some((p) => p.in === 'header' && p.name.toLowerCase() === name.toLowerCase() && p.required === true);
       const responses = Object.keys(operation.responses ?? {});
-      const success = responses.filter((status) => /^[23]\d\d$/.test(status)).map(Number).sort((a, b) => a - b);
+      const success = responses
+        .filter((status) => /^[23]\d\d$/.test(status))
+        .map(Number)
+        .sort((a, b) => a - b);
       const requestBody = operation.requestBody ? resolve(document, operation.requestBody) : undefined;
       entries.push({
         operationId: operation.operationId,

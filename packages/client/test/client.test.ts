@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { testDatabases } from '@svc/server/test/support/databases';
-import { type Harness, createTestStore, fullAccess, openHarness } from '@svc/server/test/support/harness';
+import { createTestStore, fullAccess, type Harness, openHarness } from '@svc/server/test/support/harness';
 import { createStoreClient } from '../src';
 
 const [sqlite] = testDatabases();

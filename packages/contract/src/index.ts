@@ -1,11 +1,11 @@
 import path from 'node:path';
 
 export type { components, operations, paths, webhooks } from './generated/openapi';
-export { operationIds, operationTable } from './generated/operations';
 export type { OperationId } from './generated/operations';
-export type { OperationEntry } from './operation';
-export { SCOPE_DEPENDENCIES, scopeCatalogue } from './generated/scopes';
+export { operationIds, operationTable } from './generated/operations';
 export type { Scope, ScopeDefinition } from './generated/scopes';
+export { SCOPE_DEPENDENCIES, scopeCatalogue } from './generated/scopes';
+export type { OperationEntry } from './operation';
 export { type JsonNode, resolveLocalRef } from './refs';
 
 /** Absolute path of the bundled OpenAPI document (generated from spec/). */

@@ -3,7 +3,7 @@
  * every operation with its method, path, operationId and scopes, every scope, every field table.
  */
 import { codeSpans, contractScopes, fieldTable, knownShapeOperations, oauthOperations, pathOnlyOperations, scopeAlternatives } from './interface-tables';
-import { type Json, type JsonObject, interfaceDocument, isObject, operationById, resolve, spec, specOperations } from './spec-helpers';
+import { interfaceDocument, isObject, type Json, type JsonObject, operationById, resolve, spec, specOperations } from './spec-helpers';
 
 const operations = specOperations();
 const find = (method: string, path: string) => operations.find((o) => o.method === method && o.path === path);
@@ -136,7 +136,9 @@ describe('field tables', () => {
   it('Product create body, with its required fields', () => {
     expectFieldMatches('ProductCreate', '### Product create body');
     const schema = resolve({ $ref: '#/components/schemas/ProductCreate' });
-    const required = fieldTable('### Product create body').filter((row) => row.required === 'yes').map((row) => row.field);
+    const required = fieldTable('### Product create body')
+      .filter((row) => row.required === 'yes')
+      .map((row) => row.field);
     expect([...(schema.required as string[])].sort()).toEqual(required.sort());
   });
   it('Inventory item', () => expectFieldMatches('InventoryItem', '### Inventory item'));
@@ -145,22 +147,28 @@ describe('field tables', () => {
   it('meta of lists', () => expectFieldMatches('ListMeta', '### meta'));
   it('token response', () => expectFieldMatches('TokenResponse', '### POST /oauth/token'));
   it('every envelope carries data, meta and execution', () => {
-    const envelopes = Object.keys(spec.components && (spec.components as JsonObject).schemas ? ((spec.components as JsonObject).schemas as JsonObject) : {}).filter((name) => name.endsWith('Envelope'));
+    const envelopes = Object.keys(
+      spec.components && (spec.components as JsonObject).schemas ? ((spec.components as JsonObject).schemas as JsonObject) : {},
+    ).filter((name) => name.endsWith('Envelope'));
     expect(envelopes.length).toBeGreaterThan(20);
     for (const name of envelopes) expect([...propertiesOf(name).keys()].sort()).toEqual(['data', 'execution', 'meta']);
   });
   it('authorize takes exactly the documented parameters', () => {
     const documented = fieldTable('### GET /oauth/authorize parameters').map((row) => row.field);
     const { parameters } = operationById('oauth.authorize');
-    expect(parameters.filter((p) => p.in === 'query').map((p) => p.name).sort()).toEqual([...documented].sort());
+    expect(
+      parameters
+        .filter((p) => p.in === 'query')
+        .map((p) => p.name)
+        .sort(),
+    ).toEqual([...documented].sort());
     const optional = parameters.filter((p) => p.required !== true).map((p) => p.name);
     expect(optional).toEqual(['version_id']);
   });
 });
 
 describe('limits of the interface', () => {
-  const queryParameter = (operationId: string, name: string) =>
-    resolve(operationById(operationId).parameters.find((p) => p.name === name)?.schema as Json);
+  const queryParameter = (operationId: string, name: string) => resolve(operationById(operationId).parameters.find((p) => p.name === name)?.schema as Json);
   it('page size 1 to 100, default 25; cursor at most 4096; search at most 100', () => {
     expect(queryParameter('products.list', 'limit')).toMatchObject({ minimum: 1, maximum: 100, default: 25 });
     expect(queryParameter('products.list', 'cursor')).toMatchObject({ maxLength: 4096 });
@@ -219,7 +227,9 @@ describe('the error format', () => {
   });
 
   it('every error code of the interface is in the ErrorCode enum', () => {
-    const named = [...new Set(interfaceDocument.slice(interfaceDocument.indexOf('## Errors')).match(/`[A-Z][A-Z_]+[A-Z]`/g) ?? [])].map((c) => c.replace(/`/g, ''));
+    const named = [...new Set(interfaceDocument.slice(interfaceDocument.indexOf('## Errors')).match(/`[A-Z][A-Z_]+[A-Z]`/g) ?? [])].map((c) =>
+      c.replace(/`/g, ''),
+    );
     const codes = resolve({ $ref: '#/components/schemas/ErrorCode' }).enum as string[];
     expect(named.length).toBeGreaterThan(15);
     for (const code of named) expect(codes).toContain(code);

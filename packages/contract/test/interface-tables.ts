@@ -9,7 +9,12 @@ export function tableAfter(heading: string, document = interfaceDocument): strin
   const rows: string[][] = [];
   for (const line of lines.slice(first)) {
     if (!line.startsWith('|')) break;
-    rows.push(line.slice(1, -1).split('|').map((cell) => cell.trim()));
+    rows.push(
+      line
+        .slice(1, -1)
+        .split('|')
+        .map((cell) => cell.trim()),
+    );
   }
   return rows.slice(2); // header and separator
 }
@@ -75,12 +80,14 @@ export interface FieldRow {
 /** A field table: `| Field | Type | [Required |] Notes |`. */
 export function fieldTable(heading: string): FieldRow[] {
   const start = interfaceDocument.indexOf(heading);
-  const header = interfaceDocument.slice(start).split('\n').find((l) => l.startsWith('|')) ?? '';
+  const header =
+    interfaceDocument
+      .slice(start)
+      .split('\n')
+      .find((l) => l.startsWith('|')) ?? '';
   const hasRequired = header.includes('Required');
   return tableAfter(heading).map((cells) => {
     const [field = '', type = '', a = '', b = ''] = cells;
-    return hasRequired
-      ? { field: codeSpans(field)[0] ?? field, type, required: a, notes: b }
-      : { field: codeSpans(field)[0] ?? field, type, notes: a };
+    return hasRequired ? { field: codeSpans(field)[0] ?? field, type, required: a, notes: b } : { field: codeSpans(field)[0] ?? field, type, notes: a };
   });
 }

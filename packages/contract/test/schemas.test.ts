@@ -5,7 +5,7 @@
  * tools/spectral/functions/svcSchemas.js, which walks the same schemas as allSchemas below);
  * spec-lint.test.ts shows those rules fail a broken bundle. Keep the two definitions in step.
  */
-import { type Json, type JsonObject, isObject, resolve, spec, specValidator } from './spec-helpers';
+import { isObject, type Json, type JsonObject, resolve, spec, specValidator } from './spec-helpers';
 
 interface Located<T> {
   where: string;
@@ -21,12 +21,12 @@ function allSchemas(): Located<JsonObject>[] {
     for (const key of ['items', 'not', 'additionalProperties', 'propertyNames', 'contains'] as const) visitSchema(node[key], `${where}/${key}`);
     for (const key of ['oneOf', 'anyOf', 'allOf', 'prefixItems'] as const) {
       const list = node[key];
-      if (Array.isArray(list)) list.forEach((item, i) => visitSchema(item, `${where}/${key}/${i}`));
+      if (Array.isArray(list)) for (const [i, item] of list.entries()) visitSchema(item, `${where}/${key}/${i}`);
     }
     if (isObject(node.properties)) for (const [name, property] of Object.entries(node.properties)) visitSchema(property, `${where}/properties/${name}`);
   };
   const visitDocument = (node: Json | undefined, where: string) => {
-    if (Array.isArray(node)) node.forEach((item, i) => visitDocument(item, `${where}/${i}`));
+    if (Array.isArray(node)) for (const [i, item] of node.entries()) visitDocument(item, `${where}/${i}`);
     if (!isObject(node)) return;
     for (const [key, value] of Object.entries(node)) {
       if (key === 'schema') visitSchema(value, `${where}/schema`);
@@ -40,7 +40,8 @@ function allSchemas(): Located<JsonObject>[] {
 }
 
 const schemas = allSchemas();
-const typesOf = (schema: JsonObject): string[] => (Array.isArray(schema.type) ? (schema.type as string[]) : typeof schema.type === 'string' ? [schema.type] : []);
+const typesOf = (schema: JsonObject): string[] =>
+  Array.isArray(schema.type) ? (schema.type as string[]) : typeof schema.type === 'string' ? [schema.type] : [];
 
 describe('schemas', () => {
   it('are many (the walk reaches the whole document)', () => {
@@ -88,7 +89,7 @@ function allExamples(): Located<{ schema: Json; value: Json }>[] {
     }
   };
   const visit = (node: Json | undefined, where: string) => {
-    if (Array.isArray(node)) node.forEach((item, i) => visit(item, `${where}/${i}`));
+    if (Array.isArray(node)) for (const [i, item] of node.entries()) visit(item, `${where}/${i}`);
     if (!isObject(node)) return;
     if (node.schema !== undefined && (node.in !== undefined || node.examples !== undefined || node.example !== undefined)) {
       fromHolder(node, node.schema, where);
@@ -99,7 +100,8 @@ function allExamples(): Located<{ schema: Json; value: Json }>[] {
   visit(spec.webhooks, '/webhooks');
   visit(spec.components, '/components');
   for (const { where, node } of schemas) {
-    if (Array.isArray(node.examples)) node.examples.forEach((value, i) => found.push({ where: `${where}/examples/${i}`, node: { schema: node, value } }));
+    if (Array.isArray(node.examples))
+      for (const [i, value] of node.examples.entries()) found.push({ where: `${where}/examples/${i}`, node: { schema: node, value } });
   }
   return found;
 }
@@ -118,7 +120,8 @@ describe('examples', () => {
         for (const [status, response] of Object.entries(operation.responses as JsonObject)) {
           const content = resolve(response).content as JsonObject | undefined;
           if (!/^2/.test(status) || !content) continue;
-          for (const [type, media] of Object.entries(content)) if (!isObject((media as JsonObject).examples)) missing.push(`${method} ${path} ${status} ${type}`);
+          for (const [type, media] of Object.entries(content))
+            if (!isObject((media as JsonObject).examples)) missing.push(`${method} ${path} ${status} ${type}`);
         }
       }
     }

@@ -45,14 +45,17 @@ describe("the spec's scope catalogue", () => {
     }
   });
 
-  it("matches the scopes /me may answer (Me.scopes), in the same order", () => {
+  it('matches the scopes /me may answer (Me.scopes), in the same order', () => {
     const me = resolve({ $ref: '#/components/schemas/Me' });
     expect(((me.properties as JsonObject).scopes as JsonObject).items).toMatchObject({ enum: Object.keys(declared) });
   });
 
   it('shows the dependencies in the bundled scheme description, one table row per scope that needs others', () => {
     const scheme = resolve(((spec.components as JsonObject).securitySchemes as JsonObject).oauth2);
-    const rows = [...String(scheme.description).matchAll(/^\| `([^`]+)` \| (.+) \|$/gm)].map((row) => [row[1], [...(row[2] as string).matchAll(/`([^`]+)`/g)].map((need) => need[1])]);
+    const rows = [...String(scheme.description).matchAll(/^\| `([^`]+)` \| (.+) \|$/gm)].map((row) => [
+      row[1],
+      [...(row[2] as string).matchAll(/`([^`]+)`/g)].map((need) => need[1]),
+    ]);
     expect(Object.fromEntries(rows)).toEqual(dependencies);
     expect(scheme['x-scope-dependencies']).toEqual(dependencies);
   });

@@ -83,7 +83,19 @@ beforeAll(() => {
   // The same flags as `pnpm lint:spectral`, on the bundle and the broken copy at once.
   const run = spawnSync(
     spectralBin,
-    ['lint', '--quiet', '--fail-severity=warn', '--ruleset', path.join(root, '.spectral.yaml'), '--format', 'json', '--output', output, bundledSpecPath, brokenPath],
+    [
+      'lint',
+      '--quiet',
+      '--fail-severity=warn',
+      '--ruleset',
+      path.join(root, '.spectral.yaml'),
+      '--format',
+      'json',
+      '--output',
+      output,
+      bundledSpecPath,
+      brokenPath,
+    ],
     { cwd: root, encoding: 'utf8' },
   );
   status = run.status;
@@ -114,6 +126,10 @@ describe('spectral with .spectral.yaml', () => {
   });
 
   it('reports nothing else on the broken copy', () => {
-    expect(failing(brokenPath).map((r) => r.code).sort()).toEqual(mutations.map((m) => m.rule).sort());
+    expect(
+      failing(brokenPath)
+        .map((r) => r.code)
+        .sort(),
+    ).toEqual(mutations.map((m) => m.rule).sort());
   });
 });

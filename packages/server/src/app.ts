@@ -4,23 +4,22 @@ import { bundledSpecPath } from '@svc/contract';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { Config } from './core/config';
-import { dashboardRouter } from './dashboard/router';
-import type { Handlers } from './http/handler';
-import { handlers as generatedHandlers } from './generated/registry';
-import { BODY_BYTES } from './core/limits';
-import { type ErrorSurface, errorBody, toApiError } from './http/error-mapper';
 import { ApiError } from './core/errors';
-import { refuseNulCharacters } from './http/nul-guard';
-import { inSeries, underPath } from './http/series';
+import { BODY_BYTES } from './core/limits';
+import { dashboardRouter } from './dashboard/router';
+import { handlers as generatedHandlers } from './generated/registry';
+import { requireDocumentedStatuses } from './http/documented-statuses';
+import { type ErrorSurface, errorBody, toApiError } from './http/error-mapper';
 import { formBody, parseFormEncoded } from './http/form-encoding';
+import type { Handlers } from './http/handler';
+import { isReplayedError, REPLAYED_HEADER } from './http/idempotency';
+import { refuseNulCharacters } from './http/nul-guard';
+import { errorHeaders } from './http/protocol-headers';
 import { requestContext, requestIdOf } from './http/request-context';
 import { type Logger, noteErrorAnswer, requestLog, silentLogger } from './http/request-log';
-import { requireDocumentedStatuses } from './http/documented-statuses';
-import { errorHeaders } from './http/protocol-headers';
-import { isReplayedError, REPLAYED_HEADER } from './http/idempotency';
 import { operationRouter } from './http/router';
+import { inSeries, underPath } from './http/series';
 import type { Services } from './platform/services';
-
 
 export const docsSiteDir = path.resolve(__dirname, '..', '..', '..', 'docs', 'site');
 

@@ -5,10 +5,10 @@ import { createDatabase, describeDatabase } from './db/connection';
 import { migrateToLatest } from './db/migrate';
 import { createLogger } from './http/request-log';
 import { runHousekeeping, scheduleHousekeeping } from './jobs/housekeeping';
-import { DEMO_OWNER, type DemoSeed, seedDemo } from './seeds/demo';
 import { installDirectly } from './oauth/direct-install';
 import type { TokenResponse } from './oauth/token-endpoint';
 import { createServices } from './platform/services';
+import { DEMO_OWNER, type DemoSeed, seedDemo } from './seeds/demo';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -17,7 +17,9 @@ async function main(): Promise<void> {
   if (applied.length > 0) console.log(`Database   migrated: ${applied.join(', ')}`);
   const services = createServices({ db: database, rateLimits: config.rateLimits });
   const demo = config.environment === 'production' ? undefined : await seedDemo(services);
-  const demoTokens = demo && (await installDirectly(services, { storeId: demo.store.id, appId: demo.app.id, scopes: DEMO_SCOPES, redirectUri: demo.version.redirectUrls[0] as string }));
+  const demoTokens =
+    demo &&
+    (await installDirectly(services, { storeId: demo.store.id, appId: demo.app.id, scopes: DEMO_SCOPES, redirectUri: demo.version.redirectUrls[0] as string }));
   const logger = createLogger({ level: config.logLevel, environment: config.environment }, process.stdout);
   const app = createApp({ config, services, logger });
   const server = app.listen(config.port, () => {
@@ -29,7 +31,10 @@ async function main(): Promise<void> {
     console.log(`Dashboard  ${base}/dashboard`);
     if (demo && demoTokens) printDemo(base, demo, demoTokens);
   });
-  const housekeeping = scheduleHousekeeping(() => runHousekeeping(services), { log: (message) => logger.info(message), logError: (message) => logger.error(message) });
+  const housekeeping = scheduleHousekeeping(() => runHousekeeping(services), {
+    log: (message) => logger.info(message),
+    logError: (message) => logger.error(message),
+  });
   const stop = () => {
     server.close(() => void housekeeping.stop().finally(() => database.destroy().finally(() => process.exit(0))));
   };

@@ -2,9 +2,9 @@ import { type OperationEntry, operationTable } from '@svc/contract';
 import request from 'supertest';
 import { handlers } from '../src/generated/registry';
 import { isNotImplemented } from '../src/http/handler';
-import { exampleRequest } from './support/example-requests';
 import { testDatabases } from './support/databases';
-import { type AppFixture, type Harness, fullAccess, createTestStore, suiteHarness } from './support/harness';
+import { exampleRequest } from './support/example-requests';
+import { type AppFixture, createTestStore, fullAccess, type Harness, suiteHarness } from './support/harness';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const STORE = '/stores/5c9f1e2d-3b4a-4c6d-8e7f-9a0b1c2d3e4f/v1';
@@ -52,16 +52,22 @@ describe('every operation is routed to its handler', () => {
     return call;
   }
 
-  it.each(entries.filter(isStub).map((entry) => [entry.operationId, entry] as const))('%s answers its stub (501 NOT_IMPLEMENTED) to a valid, authorized request', async (_id, entry) => {
-    expectError(await send(entry), 501, 'NOT_IMPLEMENTED');
-  });
+  it.each(entries.filter(isStub).map((entry) => [entry.operationId, entry] as const))(
+    '%s answers its stub (501 NOT_IMPLEMENTED) to a valid, authorized request',
+    async (_id, entry) => {
+      expectError(await send(entry), 501, 'NOT_IMPLEMENTED');
+    },
+  );
 
-  it.each(entries.filter((entry) => !isStub(entry)).map((entry) => [entry.operationId, entry] as const))('%s is implemented: a request built from its examples gets a documented answer', async (_id, entry) => {
-    const response = await send(entry);
-    expect(response.status).not.toBe(501);
-    expect(response.status).toBeLessThan(500);
-    expect(response.body?.error?.message).not.toBe('No such endpoint.'); // routed (a 404 for the example's id is fine)
-  });
+  it.each(entries.filter((entry) => !isStub(entry)).map((entry) => [entry.operationId, entry] as const))(
+    '%s is implemented: a request built from its examples gets a documented answer',
+    async (_id, entry) => {
+      const response = await send(entry);
+      expect(response.status).not.toBe(501);
+      expect(response.status).toBeLessThan(500);
+      expect(response.body?.error?.message).not.toBe('No such endpoint.'); // routed (a 404 for the example's id is fine)
+    },
+  );
 });
 
 describe('errors in the interface format', () => {
@@ -97,10 +103,7 @@ describe('errors in the interface format', () => {
   });
 
   it('an unknown body field is 422 UNKNOWN_FIELD naming the field', async () => {
-    const response = await request(app)
-      .post(`${STORE}/products`)
-      .set('Idempotency-Key', 'k-1')
-      .send({ name: 'Oud', product_kind: 'physical', colour: 'red' });
+    const response = await request(app).post(`${STORE}/products`).set('Idempotency-Key', 'k-1').send({ name: 'Oud', product_kind: 'physical', colour: 'red' });
     const error = expectError(response, 422, 'UNKNOWN_FIELD');
     expect(error.details).toEqual([expect.objectContaining({ location: 'body', field: '/colour' })]);
   });
@@ -156,7 +159,10 @@ describe('errors in the interface format', () => {
   });
 
   it.each([
-    ['a code without the svc_c_ prefix', { grant_type: 'authorization_code', code: 'abc_c_123', redirect_uri: 'https://app.example.com/cb', code_verifier: 'v'.repeat(43) }],
+    [
+      'a code without the svc_c_ prefix',
+      { grant_type: 'authorization_code', code: 'abc_c_123', redirect_uri: 'https://app.example.com/cb', code_verifier: 'v'.repeat(43) },
+    ],
     ['a refresh token without the svc_rt_ prefix', { grant_type: 'refresh_token', refresh_token: 'svc_at_abcdefgh' }],
   ])('at the token endpoint, %s is INVALID_GRANT', async (_case, body) => {
     expectError(await request(app).post('/oauth/token').send(body), 400, 'INVALID_GRANT');
@@ -176,11 +182,27 @@ describe('errors in the interface format', () => {
 
 describe('characters no field accepts', () => {
   it('U+0000 in a body or a query is 400 VALIDATION_FAILED on the store API and INVALID_REQUEST on OAuth, before anything is stored', async () => {
-    const body = await request(app).post(`/stores/${storeId}/v1/categories`).set('Authorization', `Bearer ${accessToken}`).set('Idempotency-Key', 'nul-1').send({ name: 'Oud\u0000' });
+    const body = await request(app)
+      .post(`/stores/${storeId}/v1/categories`)
+      .set('Authorization', `Bearer ${accessToken}`)
+      .set('Idempotency-Key', 'nul-1')
+      .send({ name: 'Oud\u0000' });
     expectError(body, 400, 'VALIDATION_FAILED');
-    expectError(await request(app).get(`/stores/${storeId}/v1/categories?search=a%00b`).set('Authorization', `Bearer ${accessToken}`), 400, 'VALIDATION_FAILED');
-    expectError(await request(app).post('/oauth/token').set('Authorization', client.basic).send({ grant_type: 'refresh_token', refresh_token: 'svc_rt_\u0000' }), 400, 'INVALID_REQUEST');
-    const replay = await request(app).post(`/stores/${storeId}/v1/categories`).set('Authorization', `Bearer ${accessToken}`).set('Idempotency-Key', 'nul-1').send({ name: 'Oud' });
+    expectError(
+      await request(app).get(`/stores/${storeId}/v1/categories?search=a%00b`).set('Authorization', `Bearer ${accessToken}`),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expectError(
+      await request(app).post('/oauth/token').set('Authorization', client.basic).send({ grant_type: 'refresh_token', refresh_token: 'svc_rt_\u0000' }),
+      400,
+      'INVALID_REQUEST',
+    );
+    const replay = await request(app)
+      .post(`/stores/${storeId}/v1/categories`)
+      .set('Authorization', `Bearer ${accessToken}`)
+      .set('Idempotency-Key', 'nul-1')
+      .send({ name: 'Oud' });
     expect(replay.headers['idempotent-replayed']).toBeUndefined();
   });
 });

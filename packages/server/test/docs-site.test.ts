@@ -1,11 +1,11 @@
 import fs from 'node:fs';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import type { Server } from 'node:http';
 import { pathToFileURL } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import request from 'supertest';
 import knex from 'knex';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import request from 'supertest';
 import { createApp, docsSiteDir } from '../src/app';
 import { ManualClock } from '../src/core/clock';
 import { createServices } from '../src/platform/services';
@@ -54,7 +54,15 @@ if (!haveBrowser && process.env.REQUIRE_BROWSER === '1') throw new Error(`REQUIR
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     browser = await chromium.launch({
       executablePath: chromiumPath,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
 

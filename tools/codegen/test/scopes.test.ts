@@ -2,7 +2,7 @@ import vm from 'node:vm';
 import ts from 'typescript';
 import type { OpenApiDocument } from '../bundle';
 import { contractScopes } from '../emit';
-import { ScopeCatalogueError, type ScopeDefinition, readScopeCatalogue, withScopeDependencyTable } from '../scopes';
+import { readScopeCatalogue, ScopeCatalogueError, type ScopeDefinition, withScopeDependencyTable } from '../scopes';
 
 /** A bundled document whose oauth2 scheme declares `scopes` (in that order) and, if given, `x-scope-dependencies`. */
 function documentWith(scopes: Record<string, string>, dependencies?: unknown): OpenApiDocument {
@@ -82,7 +82,11 @@ describe('reading the scope catalogue', () => {
 
   it('reads the scheme through a reference', () => {
     const direct = documentWith(SCOPES, { 'a:write': ['a:read'] });
-    const referenced = { ...direct, components: { securitySchemes: { oauth2: { $ref: '#/x-schemes/oauth2' } } }, 'x-schemes': direct.components.securitySchemes };
+    const referenced = {
+      ...direct,
+      components: { securitySchemes: { oauth2: { $ref: '#/x-schemes/oauth2' } } },
+      'x-schemes': direct.components.securitySchemes,
+    };
     expect(readScopeCatalogue(referenced)).toEqual(readScopeCatalogue(direct));
   });
 });

@@ -12,7 +12,6 @@
  * functionOptions: { check: 'closed-objects' | 'bounded-strings' | 'bounded-arrays' }
  * CommonJS; Spectral's ruleset bundler loads it from `functionsDir`.
  */
-'use strict';
 
 const isObject = (value) => typeof value === 'object' && value !== null && !Array.isArray(value);
 const typesOf = (schema) => (Array.isArray(schema.type) ? schema.type : typeof schema.type === 'string' ? [schema.type] : []);
@@ -55,13 +54,13 @@ function walk(schema, path, visit) {
   if (!isObject(schema) || typeof schema.$ref === 'string') return;
   visit(schema, path);
   for (const key of SINGLE) walk(schema[key], [...path, key], visit);
-  for (const key of LISTS) if (Array.isArray(schema[key])) schema[key].forEach((item, i) => walk(item, [...path, key, i], visit));
+  for (const key of LISTS) if (Array.isArray(schema[key])) for (const [i, item] of schema[key].entries()) walk(item, [...path, key, i], visit);
   if (isObject(schema.properties)) for (const [name, property] of Object.entries(schema.properties)) walk(property, [...path, 'properties', name], visit);
 }
 
 module.exports = function svcSchemas(targetVal, options, context) {
-  const check = CHECKS[options && options.check];
-  if (!check) throw new Error(`svcSchemas: unknown check ${JSON.stringify(options && options.check)}; expected one of ${Object.keys(CHECKS).join(', ')}`);
+  const check = CHECKS[options?.check];
+  if (!check) throw new Error(`svcSchemas: unknown check ${JSON.stringify(options?.check)}; expected one of ${Object.keys(CHECKS).join(', ')}`);
   if (!isRoot(context.path)) return [];
   const results = [];
   walk(targetVal, [...context.path], (schema, path) => {

@@ -1,3 +1,6 @@
+import { UUID_PATTERN } from '../core/ids';
+import { runHousekeeping } from '../jobs/housekeeping';
+import { installDirectly } from '../oauth/direct-install';
 import type { App } from '../platform/apps';
 import {
   addVersion,
@@ -10,21 +13,18 @@ import {
   revokeClientSecret,
   rotateClientSecret,
 } from '../platform/apps';
-import type { Deps } from '../platform/services';
-import { UUID_PATTERN } from '../core/ids';
-import { runHousekeeping } from '../jobs/housekeeping';
-import { installDirectly } from '../oauth/direct-install';
 import { listInstallations, uninstall } from '../platform/installations';
+import type { Deps } from '../platform/services';
 import type { Store } from '../platform/stores';
-import { PlatformError, createStore, endStoreMigration, findOwnerByEmail, listStores, startStoreMigration } from '../platform/stores';
+import { createStore, endStoreMigration, findOwnerByEmail, listStores, PlatformError, startStoreMigration } from '../platform/stores';
 import {
-  type Report,
   appJson,
   installationJson,
   instantCell,
   keyValues,
   listCell,
   ownerJson,
+  type Report,
   secretJson,
   secretStatus,
   storeJson,
@@ -61,7 +61,6 @@ interface Context {
 interface Command extends CommandSpec {
   run(context: Context): Promise<Report>;
 }
-
 
 function checkUuid(value: string, what: string): string {
   if (!UUID_PATTERN.test(value)) throw new UsageError(`${what} must be a UUID, not "${value}"`);
@@ -452,13 +451,13 @@ export const COMMANDS: readonly Command[] = [
 
 function usageError(io: CliIo, message: string, commands: readonly CommandSpec[]): number {
   io.err(`svc: ${message}`);
-  usageText(commands).forEach((line) => io.err(line));
+  for (const line of usageText(commands)) io.err(line);
   return 2;
 }
 
 function print(report: Report, json: boolean, out: (line: string) => void): void {
   if (json) out(JSON.stringify(report.json, null, 2));
-  else report.lines.forEach((line) => out(line));
+  else for (const line of report.lines) out(line);
 }
 
 /** Runs one command; expected failures (PlatformError) become `error: ...` and exit 1, bugs propagate. */
@@ -481,7 +480,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const parsed = parseCommandLine(argv, COMMANDS);
   switch (parsed.kind) {
     case 'help':
-      parsed.lines.forEach((line) => io.out(line));
+      for (const line of parsed.lines) io.out(line);
       return 0;
     case 'usage-error':
       return usageError(io, parsed.message, parsed.commands);

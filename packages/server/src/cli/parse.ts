@@ -71,6 +71,7 @@ function protectDashValues(argv: readonly string[]): { line: string[]; restore: 
     values.push(word);
     return dashPlaceholder(values.length - 1);
   });
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 marks the placeholders (no argument can contain it)
   const restore = (text: string) => text.replace(/\u0000(\d+)/g, (placeholder, index: string) => values[Number(index)] ?? placeholder);
   return { line, restore };
 }
@@ -157,7 +158,11 @@ function programFor<C extends CommandSpec>(specs: readonly C[], outcome: Outcome
       outcome.line ??=
         error.exitCode === 0
           ? { kind: 'help', lines: outcome.help }
-          : { kind: 'usage-error', message: refusalMessage(command, error.code, error.message), commands: spec ? [spec] : commandsUnder(wordsOf(command), specs) };
+          : {
+              kind: 'usage-error',
+              message: refusalMessage(command, error.code, error.message),
+              commands: spec ? [spec] : commandsUnder(wordsOf(command), specs),
+            };
       throw error;
     });
 
@@ -169,7 +174,11 @@ function programFor<C extends CommandSpec>(specs: readonly C[], outcome: Outcome
         const words = wordsOf(command);
         const [next] = command.args;
         const message =
-          next !== undefined ? `unknown command "${[...words, next].join(' ')}"` : words.length === 0 ? 'no command given' : `incomplete command "${words.join(' ')}"`;
+          next !== undefined
+            ? `unknown command "${[...words, next].join(' ')}"`
+            : words.length === 0
+              ? 'no command given'
+              : `incomplete command "${words.join(' ')}"`;
         outcome.line = { kind: 'usage-error', message, commands: commandsUnder(words, specs) };
       });
   group(program);
@@ -179,7 +188,7 @@ function programFor<C extends CommandSpec>(specs: readonly C[], outcome: Outcome
 
   for (const spec of specs) {
     const command = settle(commandAt(spec.words.slice(0, -1)).command(spec.words.at(-1) as string), spec).allowExcessArguments(false);
-    spec.args.forEach((name) => command.argument(`<${name}>`));
+    for (const name of spec.args) command.argument(`<${name}>`);
     const options = Object.entries(spec.options).map(([name, optionSpec]) => {
       const option = optionFor(name, optionSpec);
       command.addOption(option);

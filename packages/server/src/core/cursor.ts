@@ -74,12 +74,10 @@ function sameText(a: string, b: string): boolean {
   return left.length === right.length && timingSafeEqual(left, right);
 }
 
-const isValue = (value: unknown): value is CursorValue =>
-  value === null || typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
+const isValue = (value: unknown): value is CursorValue => value === null || typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
 
 const isEntries = (value: unknown): value is [string, CursorValue][] =>
-  Array.isArray(value) &&
-  value.every((entry) => Array.isArray(entry) && entry.length === 2 && typeof entry[0] === 'string' && isValue(entry[1]));
+  Array.isArray(value) && value.every((entry) => Array.isArray(entry) && entry.length === 2 && typeof entry[0] === 'string' && isValue(entry[1]));
 
 function isPayload(value: unknown): value is Payload {
   const payload = value as Partial<Payload> | null;
@@ -120,9 +118,7 @@ export function openCursor(key: Buffer, cursor: string, expected: CursorScope, n
   const payload = unseal(key, cursor);
   if (!payload) throw invalid();
   const sameScope =
-    payload.list === expected.list &&
-    payload.store === expected.storeId &&
-    JSON.stringify(payload.filters) === JSON.stringify(canonical(expected.filters));
+    payload.list === expected.list && payload.store === expected.storeId && JSON.stringify(payload.filters) === JSON.stringify(canonical(expected.filters));
   if (!sameScope) throw invalid();
   if (now >= payload.first + CURSOR_TTL_MS) throw new ApiError('CURSOR_EXPIRED', 'The cursor expired; start again from the first page.');
   return { after: Object.fromEntries(payload.after), firstPageAt: payload.first };

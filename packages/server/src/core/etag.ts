@@ -29,7 +29,9 @@ function assertTaggable({ storeId, type, id, version }: TaggedResource): void {
 export function etagOf(key: Buffer, resource: TaggedResource): string {
   assertTaggable(resource);
   const { storeId, type, id, version } = resource;
-  const mac = createHmac('sha256', key).update([storeId, type, String(id), String(version)].join(SEPARATOR)).digest('base64url');
+  const mac = createHmac('sha256', key)
+    .update([storeId, type, String(id), String(version)].join(SEPARATOR))
+    .digest('base64url');
   return `"p1.${version}.${mac}"`;
 }
 

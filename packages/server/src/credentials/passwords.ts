@@ -1,4 +1,4 @@
-import { randomBytes, scrypt as scryptCallback, type ScryptOptions } from 'node:crypto';
+import { randomBytes, type ScryptOptions, scrypt as scryptCallback } from 'node:crypto';
 import { safeEqual } from './secrets';
 
 /** scrypt, N=2^15 r=8 p=1 (OWASP's minimum for scrypt), 16-byte salt, 32-byte key. */

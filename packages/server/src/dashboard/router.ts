@@ -2,18 +2,18 @@ import { randomBytes } from 'node:crypto';
 import express, { type Request, type Response, Router } from 'express';
 import { verifySignIn } from '../credentials/passwords';
 import { safeEqual } from '../credentials/secrets';
+import { noteUnexpectedError } from '../http/request-log';
 import { answerConsent } from '../oauth/consent';
 import { issueLaunch } from '../oauth/launch';
 import { findApp, findVersion } from '../platform/apps';
 import { findInstallation, listInstallations, uninstall } from '../platform/installations';
-import { findOwnerByEmail, findStore, storesOwnedBy } from '../platform/stores';
 import type { Services } from '../platform/services';
-import { noteUnexpectedError } from '../http/request-log';
+import { findOwnerByEmail, findStore, storesOwnedBy } from '../platform/stores';
 import { clearCookie, readCookie, setCookie } from './cookies';
-import { safeReturnTo, pageHeaders } from './security';
-import { type SignInRefusal, createSignInGuard } from './sign-in-guard';
-import { type DashboardSession, SESSION_COOKIE, SESSION_MS, csrfMatches, currentSession, endSession, startSession } from './sessions';
-import { type StoreView, homePage, loginPage, messagePage } from './views';
+import { pageHeaders, safeReturnTo } from './security';
+import { csrfMatches, currentSession, type DashboardSession, endSession, SESSION_COOKIE, SESSION_MS, startSession } from './sessions';
+import { createSignInGuard, type SignInRefusal } from './sign-in-guard';
+import { homePage, loginPage, messagePage, type StoreView } from './views';
 
 /** The login form's CSRF token (double-submit cookie: there is no session yet to bind it to). */
 const LOGIN_CSRF_COOKIE = 'svc_login_csrf';
@@ -88,7 +88,8 @@ async function storeViews(services: Services, ownerId: string): Promise<StoreVie
 async function ownedInstallation(services: Services, session: DashboardSession, req: Request) {
   const store = await findStore(services.db, String(req.params.storeId));
   const installation = await findInstallation(services.db, String(req.params.installationId));
-  if (!store || store.owner_id !== session.owner.id || !installation || installation.storeId !== store.id || installation.status !== 'installed') return undefined;
+  if (!store || store.owner_id !== session.owner.id || !installation || installation.storeId !== store.id || installation.status !== 'installed')
+    return undefined;
   return installation;
 }
 
@@ -99,7 +100,8 @@ function signedIn(services: Services, handler: SignedInHandler, { form }: { form
   return async (req: Request, res: Response) => {
     const session = await currentSession(services, req.headers.cookie);
     if (!session) return redirect(res, `/dashboard/login?return_to=${encodeURIComponent(form ? '/dashboard' : req.originalUrl)}`);
-    if (form && !csrfMatches(session, bodyField(req, 'csrf'))) return render(res, 403, messagePage('Form expired', 'The form was not sent from this dashboard session. Go back, reload and try again.'));
+    if (form && !csrfMatches(session, bodyField(req, 'csrf')))
+      return render(res, 403, messagePage('Form expired', 'The form was not sent from this dashboard session. Go back, reload and try again.'));
     return handler(req, res, session);
   };
 }
@@ -123,7 +125,8 @@ export function dashboardRouter(services: Services): Router {
     const email = (bodyField(req, 'email') ?? '').trim().toLowerCase();
     const cookieToken = readCookie(req.headers.cookie, LOGIN_CSRF_COOKIE);
     const formToken = bodyField(req, 'csrf');
-    if (!cookieToken || !formToken || !safeEqual(cookieToken, formToken)) return showLogin(req, res, { returnTo, email, error: 'The form expired; please sign in again.' }, 403);
+    if (!cookieToken || !formToken || !safeEqual(cookieToken, formToken))
+      return showLogin(req, res, { returnTo, email, error: 'The form expired; please sign in again.' }, 403);
     // Without an address (the connection already closed) the attempt still counts, in one shared bucket.
     const attempt = { email, address: req.ip ?? 'unknown' };
     const blocked = await guard.refusal(attempt);
@@ -144,55 +147,75 @@ export function dashboardRouter(services: Services): Router {
 
   router.post(
     '/logout',
-    signedIn(services, async (req, res, session) => {
-      await endSession(services, session);
-      clearCookie(req, res, SESSION_COOKIE);
-      redirect(res, '/dashboard/login');
-    }, { form: true }),
+    signedIn(
+      services,
+      async (req, res, session) => {
+        await endSession(services, session);
+        clearCookie(req, res, SESSION_COOKIE);
+        redirect(res, '/dashboard/login');
+      },
+      { form: true },
+    ),
   );
 
   router.get(
     '/',
-    signedIn(services, async (_req, res, session) => {
-      const stores = await storeViews(services, session.owner.id);
-      const launchTargets = stores.flatMap((store) => store.installed.flatMap((app) => (app.launchUrl ? [app.launchUrl] : [])));
-      render(res, 200, homePage({ ownerEmail: session.owner.email, csrfToken: session.csrfToken, stores }), launchTargets);
-    }, { form: false }),
+    signedIn(
+      services,
+      async (_req, res, session) => {
+        const stores = await storeViews(services, session.owner.id);
+        const launchTargets = stores.flatMap((store) => store.installed.flatMap((app) => (app.launchUrl ? [app.launchUrl] : [])));
+        render(res, 200, homePage({ ownerEmail: session.owner.email, csrfToken: session.csrfToken, stores }), launchTargets);
+      },
+      { form: false },
+    ),
   );
 
   router.post(
     '/consent',
-    signedIn(services, async (req, res, session) => {
-      const decision = bodyField(req, 'decision');
-      if (decision !== 'approve' && decision !== 'deny') return render(res, 400, messagePage('Choose an answer', 'Approve or deny the request.'));
-      const outcome = await answerConsent(services, {
-        requestId: bodyField(req, 'request_id') ?? '',
-        sessionHash: session.sessionHash,
-        approve: decision === 'approve',
-        optionalScopesKept: bodyList(req, 'optional_scope'),
-      });
-      if (!outcome.ok) return render(res, 400, messagePage('This request cannot be answered', outcome.reason));
-      return redirect(res, outcome.location, 302);
-    }, { form: true }),
+    signedIn(
+      services,
+      async (req, res, session) => {
+        const decision = bodyField(req, 'decision');
+        if (decision !== 'approve' && decision !== 'deny') return render(res, 400, messagePage('Choose an answer', 'Approve or deny the request.'));
+        const outcome = await answerConsent(services, {
+          requestId: bodyField(req, 'request_id') ?? '',
+          sessionHash: session.sessionHash,
+          approve: decision === 'approve',
+          optionalScopesKept: bodyList(req, 'optional_scope'),
+        });
+        if (!outcome.ok) return render(res, 400, messagePage('This request cannot be answered', outcome.reason));
+        return redirect(res, outcome.location, 302);
+      },
+      { form: true },
+    ),
   );
 
   router.post(
     '/stores/:storeId/installations/:installationId/open',
-    signedIn(services, async (req, res, session) => {
-      const installation = await ownedInstallation(services, session, req);
-      if (!installation) return render(res, 404, messagePage('Not found', 'No such app in your stores.'));
-      return redirect(res, await issueLaunch(services, installation.storeId, installation.appId));
-    }, { form: true }),
+    signedIn(
+      services,
+      async (req, res, session) => {
+        const installation = await ownedInstallation(services, session, req);
+        if (!installation) return render(res, 404, messagePage('Not found', 'No such app in your stores.'));
+        return redirect(res, await issueLaunch(services, installation.storeId, installation.appId));
+      },
+      { form: true },
+    ),
   );
 
   router.post(
     '/stores/:storeId/installations/:installationId/uninstall',
-    signedIn(services, async (req, res, session) => {
-      const installation = await ownedInstallation(services, session, req);
-      if (!installation) return render(res, 404, messagePage('Not found', 'No such app in your stores.'));
-      await uninstall(services, installation.id);
-      return redirect(res, '/dashboard');
-    }, { form: true }),
+    signedIn(
+      services,
+      async (req, res, session) => {
+        const installation = await ownedInstallation(services, session, req);
+        if (!installation) return render(res, 404, messagePage('Not found', 'No such app in your stores.'));
+        await uninstall(services, installation.id);
+        return redirect(res, '/dashboard');
+      },
+      { form: true },
+    ),
   );
 
   router.use((_req: Request, res: Response) => render(res, 404, messagePage('Not found', 'There is no such dashboard page.')));

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { hashSecret, safeEqual } from '../credentials/secrets';
 import type { Deps } from '../platform/services';
-import { type StoreOwner, findOwner } from '../platform/stores';
+import { findOwner, type StoreOwner } from '../platform/stores';
 import { readCookie } from './cookies';
 
 export const SESSION_COOKIE = 'svc_session';
@@ -48,5 +48,4 @@ export async function endSession({ db }: Deps, session: DashboardSession): Promi
   await db('dashboard_sessions').where({ session_hash: session.sessionHash }).delete();
 }
 
-export const csrfMatches = (session: DashboardSession, presented: unknown): boolean =>
-  typeof presented === 'string' && safeEqual(presented, session.csrfToken);
+export const csrfMatches = (session: DashboardSession, presented: unknown): boolean => typeof presented === 'string' && safeEqual(presented, session.csrfToken);

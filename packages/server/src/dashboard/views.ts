@@ -61,7 +61,10 @@ function scopeItem(scope: string, optional: boolean, granted: boolean): string {
 /** The consent page: the app, the store, each scope in words (optional ones can be unticked), approve or deny. */
 export function consentPage(view: ConsentView): string {
   const granted = new Set(view.alreadyGranted);
-  const items = [...view.requiredScopes.map((scope) => scopeItem(scope, false, granted.has(scope))), ...view.optionalScopes.map((scope) => scopeItem(scope, true, granted.has(scope)))];
+  const items = [
+    ...view.requiredScopes.map((scope) => scopeItem(scope, false, granted.has(scope))),
+    ...view.optionalScopes.map((scope) => scopeItem(scope, true, granted.has(scope))),
+  ];
   return page(
     `Allow ${view.appName}? · Merchant dashboard`,
     `<h1>Allow <strong>${escapeHtml(view.appName)}</strong> to access ${escapeHtml(view.storeName)}?</h1>
@@ -103,7 +106,9 @@ function installedRow(storeId: string, csrf: string, app: InstalledAppView): str
 /** The dashboard home: each store of the owner and its installed apps, with open and uninstall. */
 export function homePage(input: { ownerEmail: string; csrfToken: string; stores: StoreView[]; notice?: string }): string {
   const stores = input.stores.map(
-    (store) => `<h2>${escapeHtml(store.name)} <span class="muted">${escapeHtml(store.domain)}${store.routingState === 'migrating' ? ' · moving' : ''}</span></h2>
+    (
+      store,
+    ) => `<h2>${escapeHtml(store.name)} <span class="muted">${escapeHtml(store.domain)}${store.routingState === 'migrating' ? ' · moving' : ''}</span></h2>
 ${store.installed.length === 0 ? '<p class="muted">No apps installed.</p>' : `<table><tr><th>App</th><th>Access</th><th></th></tr>${store.installed.map((app) => installedRow(store.id, input.csrfToken, app)).join('')}</table>`}`,
   );
   return page(

@@ -8,11 +8,7 @@ import { attachSqliteReader, cacheStatements } from './reads';
 // Instants are stored as epoch milliseconds in bigint columns: read them back as numbers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
 
-const SQLITE_PRAGMAS = [
-  'journal_mode = WAL',
-  'foreign_keys = ON',
-  'busy_timeout = 5000',
-];
+const SQLITE_PRAGMAS = ['journal_mode = WAL', 'foreign_keys = ON', 'busy_timeout = 5000'];
 
 /** The part of a better-sqlite3 connection this module touches. */
 interface SqliteConnection {

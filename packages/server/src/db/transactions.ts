@@ -19,7 +19,8 @@ export const inTransaction = <T>(db: Db, work: (trx: Knex.Transaction) => Promis
 export function brokenUniqueIndex(error: unknown): string | undefined {
   const { code, constraint, message } = (error ?? {}) as { code?: unknown; constraint?: unknown; message?: unknown };
   if (code === '23505') return typeof constraint === 'string' ? constraint : '';
-  const sqliteUnique = typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT') && typeof message === 'string' && message.includes('UNIQUE constraint failed');
+  const sqliteUnique =
+    typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT') && typeof message === 'string' && message.includes('UNIQUE constraint failed');
   return sqliteUnique ? (message as string).slice(message.indexOf('UNIQUE constraint failed')) : undefined;
 }
 

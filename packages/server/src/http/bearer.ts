@@ -1,12 +1,12 @@
 import type { OperationEntry } from '@svc/contract';
-import { selectRows } from '../db/reads';
 import { ApiError } from '../core/errors';
 import { ownValue } from '../core/records';
+import { checkSecret } from '../credentials/secrets';
 import { fromJsonList } from '../db/json-lists';
-import { storeMigrating } from '../platform/stores';
+import { selectRows } from '../db/reads';
 import { satisfiesAny } from '../platform/scopes';
 import type { Services } from '../platform/services';
-import { checkSecret } from '../credentials/secrets';
+import { storeMigrating } from '../platform/stores';
 
 /** Who a valid access token acts for. */
 export interface Principal {

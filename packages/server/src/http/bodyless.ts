@@ -3,8 +3,7 @@ import type { OperationEntry } from '@svc/contract';
 import { ApiError } from '../core/errors';
 
 /** Whether a request carries content (RFC 9110 §6.4.1): a Content-Length above zero, or any Transfer-Encoding. */
-const carriesContent = (headers: IncomingHttpHeaders): boolean =>
-  headers['transfer-encoding'] !== undefined || Number(headers['content-length'] ?? 0) > 0;
+const carriesContent = (headers: IncomingHttpHeaders): boolean => headers['transfer-encoding'] !== undefined || Number(headers['content-length'] ?? 0) > 0;
 
 /**
  * 415 when content is sent to an operation that takes no body (a GET, a DELETE, a POST without

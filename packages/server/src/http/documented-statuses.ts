@@ -17,8 +17,7 @@ type PathItems = Record<string, Record<string, { operationId?: string; responses
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
 /** `/stores/{storeId}/v1/products/{id}` → a pattern for one path segment per parameter (a trailing `/` ignored, as Express does). */
-const pathPattern = (template: string): RegExp =>
-  new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}/]+\}/g, '[^/]+')}/?$`);
+const pathPattern = (template: string): RegExp => new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}/]+\}/g, '[^/]+')}/?$`);
 
 let operations: readonly DocumentedOperation[] | undefined;
 

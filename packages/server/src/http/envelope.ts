@@ -5,7 +5,6 @@ import type { HandlerContext } from './handler';
 type RequestMeta = components['schemas']['RequestMeta'];
 type ListMeta = components['schemas']['ListMeta'];
 
-
 function execution(context: HandlerContext<OperationId>) {
   return context.execution ? { execution: context.execution } : {};
 }

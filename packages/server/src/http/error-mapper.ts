@@ -48,14 +48,11 @@ export function toDetail(problem: ValidatorProblem): ErrorDetail {
 }
 
 const isUnknownField = (p: ValidatorProblem) =>
-  /^(additionalProperties|unevaluatedProperties)\./.test(p.errorCode ?? '') ||
-  /^Unknown query parameter/.test(p.message ?? '');
-const isMissingHeader = (name: string) => (p: ValidatorProblem) =>
-  p.path?.toLowerCase() === `/headers/${name}` && /^required\./.test(p.errorCode ?? '');
+  /^(additionalProperties|unevaluatedProperties)\./.test(p.errorCode ?? '') || /^Unknown query parameter/.test(p.message ?? '');
+const isMissingHeader = (name: string) => (p: ValidatorProblem) => p.path?.toLowerCase() === `/headers/${name}` && /^required\./.test(p.errorCode ?? '');
 
 const isBodyField = (field: string) => (p: ValidatorProblem) => p.path === `/body/${field}`;
-const hasWrongPrefix = (p: ValidatorProblem) =>
-  (isBodyField('code')(p) || isBodyField('refresh_token')(p)) && /^(pattern|minLength)\./.test(p.errorCode ?? '');
+const hasWrongPrefix = (p: ValidatorProblem) => (isBodyField('code')(p) || isBodyField('refresh_token')(p)) && /^(pattern|minLength)\./.test(p.errorCode ?? '');
 
 /** Paging parameters are not filters; a repeated filter (an array) is a malformed request, not a bad value. */
 const PAGING_PARAMETERS = new Set(['limit', 'cursor']);
@@ -68,7 +65,8 @@ const isBadFilterValue = (p: ValidatorProblem) =>
  * as the interface's OAuth codes say; anything else malformed is INVALID_REQUEST.
  */
 function classifyOAuthProblems(problems: ValidatorProblem[], details: ErrorDetail[]): ApiError {
-  if (problems.some(isUnknownField)) return new ApiError('INVALID_REQUEST', 'The request has a parameter or body key this endpoint does not take.', { details });
+  if (problems.some(isUnknownField))
+    return new ApiError('INVALID_REQUEST', 'The request has a parameter or body key this endpoint does not take.', { details });
   // Authorize checks the closed parameter set (missing, repeated: a query value that is not a string)
   // before response_type, and response_type before the other formats.
   const setBroken = problems.some((p) => p.path?.startsWith('/query/') && /^(required|type)\./.test(p.errorCode ?? ''));
@@ -137,7 +135,13 @@ function fromBodyRead(error: BodyReadError, surface: ErrorSurface, exposeInterna
 }
 
 function internal(error: unknown, exposeInternals: boolean): ApiError {
-  const reason = !exposeInternals ? '' : isValidatorError(error) ? ` ${error.message ?? ''} ${JSON.stringify(error.errors)}` : error instanceof Error ? ` ${error.message}` : '';
+  const reason = !exposeInternals
+    ? ''
+    : isValidatorError(error)
+      ? ` ${error.message ?? ''} ${JSON.stringify(error.errors)}`
+      : error instanceof Error
+        ? ` ${error.message}`
+        : '';
   return new ApiError('INTERNAL', `Something went wrong on our side; quote the request id to support.${reason}`.slice(0, 1024));
 }
 

@@ -1,15 +1,14 @@
-import type { OperationEntry, OperationId, operations } from '@svc/contract';
-import type { components } from '@svc/contract';
-import type { Principal } from './bearer';
+import type { components, OperationEntry, OperationId, operations } from '@svc/contract';
+import { ApiError } from '../core/errors';
 import type { TaggedResource } from '../core/etag';
 import { etagOf, requireCurrent } from '../core/etag';
 import { rowIdOf } from '../core/ids';
 import type { ListRequest, PageRequest } from '../core/paging';
+import type { Db } from '../db/transactions';
 import type { Actor, Precondition } from '../domain/common/actor';
 import type { App } from '../platform/apps';
-import type { Db } from '../db/transactions';
 import type { Services } from '../platform/services';
-import { ApiError } from '../core/errors';
+import type { Principal } from './bearer';
 
 type Operation<K extends OperationId> = operations[K];
 type ParametersOf<K extends OperationId> = Operation<K> extends { parameters: infer P } ? P : never;
@@ -20,11 +19,12 @@ export type PathParams<K extends OperationId> = OrEmpty<Part<ParametersOf<K>, 'p
 export type QueryParams<K extends OperationId> = OrEmpty<Part<ParametersOf<K>, 'query'>>;
 
 type ContentOf<R> = R extends { content: infer C } ? C[keyof C] : undefined;
-export type RequestBody<K extends OperationId> = Operation<K> extends { requestBody: infer B }
-  ? ContentOf<B>
-  : Operation<K> extends { requestBody?: infer B }
-    ? ContentOf<NonNullable<B>> | undefined
-    : undefined;
+export type RequestBody<K extends OperationId> =
+  Operation<K> extends { requestBody: infer B }
+    ? ContentOf<B>
+    : Operation<K> extends { requestBody?: infer B }
+      ? ContentOf<NonNullable<B>> | undefined
+      : undefined;
 
 type Responses<K extends OperationId> = Operation<K>['responses'];
 type SuccessStatus = 200 | 201 | 202 | 204 | 302;

@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { ApiError, type ErrorCode, type ErrorExtras, isApiError } from '../core/errors';
 import { type ExpiryRule, expiresAtRule } from '../platform/housekeeping';
 import type { Deps } from '../platform/services';
-import { ApiError, type ErrorCode, type ErrorExtras, isApiError } from '../core/errors';
 
 /** A key's first response is replayed this long; after it the key counts as never used. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -36,9 +36,7 @@ export interface IdempotentResponse<T> {
 }
 
 /** What `response_body` holds: the response, or the ApiError the work threw. */
-type StoredOutcome<T> =
-  | { kind: 'response'; body: T }
-  | { kind: 'error'; code: ErrorCode; message: string; extras: ErrorExtras };
+type StoredOutcome<T> = { kind: 'response'; body: T } | { kind: 'error'; code: ErrorCode; message: string; extras: ErrorExtras };
 
 interface IdempotencyRow {
   id: string;
@@ -71,17 +69,15 @@ function sortKeys(value: JsonValue): JsonValue {
 
 /** What identifies a request for its key: SHA-256 (hex) of method, path and canonical body. */
 export function requestHashOf(method: string, path: string, body: unknown): string {
-  return createHash('sha256').update(`idempotent-request\n${method.toUpperCase()}\n${path}\n${canonicalJson(body)}`).digest('hex');
+  return createHash('sha256')
+    .update(`idempotent-request\n${method.toUpperCase()}\n${path}\n${canonicalJson(body)}`)
+    .digest('hex');
 }
 
-type Claim =
-  | { owned: true; id: string; leaseUntil: number }
-  | { owned: false; row: IdempotencyRow };
+type Claim = { owned: true; id: string; leaseUntil: number } | { owned: false; row: IdempotencyRow };
 
-const inProgress = () =>
-  new ApiError('IDEMPOTENCY_KEY_IN_PROGRESS', 'A request with this Idempotency-Key is still being processed; retry later.');
-const reused = () =>
-  new ApiError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request; use a new key.');
+const inProgress = () => new ApiError('IDEMPOTENCY_KEY_IN_PROGRESS', 'A request with this Idempotency-Key is still being processed; retry later.');
+const reused = () => new ApiError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request; use a new key.');
 
 const MAX_CLAIM_ATTEMPTS = 5;
 
@@ -97,7 +93,15 @@ async function claim({ db, clock }: Deps, scope: IdempotencyScope): Promise<Clai
     const id = randomUUID();
     const leaseUntil = now + IDEMPOTENCY_LEASE_MS;
     await db('idempotency_keys')
-      .insert({ id, ...where, request_hash: scope.requestHash, state: 'in_progress', lease_until: leaseUntil, created_at: now, expires_at: now + IDEMPOTENCY_TTL_MS })
+      .insert({
+        id,
+        ...where,
+        request_hash: scope.requestHash,
+        state: 'in_progress',
+        lease_until: leaseUntil,
+        created_at: now,
+        expires_at: now + IDEMPOTENCY_TTL_MS,
+      })
       .onConflict(['installation_id', 'operation_id', 'idempotency_key'])
       .ignore();
     const row = await db<IdempotencyRow>('idempotency_keys').where(where).first();
@@ -109,9 +113,7 @@ async function claim({ db, clock }: Deps, scope: IdempotencyScope): Promise<Clai
     }
     if (row.request_hash !== scope.requestHash) throw reused();
     if (row.state === 'in_progress' && (row.lease_until ?? 0) <= now) {
-      const taken = await db('idempotency_keys')
-        .where({ id: row.id, state: 'in_progress', lease_until: row.lease_until })
-        .update({ lease_until: leaseUntil });
+      const taken = await db('idempotency_keys').where({ id: row.id, state: 'in_progress', lease_until: row.lease_until }).update({ lease_until: leaseUntil });
       if (taken === 1) return { owned: true, id: row.id, leaseUntil };
       continue;
     }
@@ -121,7 +123,14 @@ async function claim({ db, clock }: Deps, scope: IdempotencyScope): Promise<Clai
 }
 
 /** Marks our claim completed with the outcome; false when the claim was lost (its lease was taken over). */
-async function complete(db: Knex | Knex.Transaction, id: string, leaseUntil: number, status: number, headers: Record<string, string>, outcome: StoredOutcome<unknown>): Promise<boolean> {
+async function complete(
+  db: Knex | Knex.Transaction,
+  id: string,
+  leaseUntil: number,
+  status: number,
+  headers: Record<string, string>,
+  outcome: StoredOutcome<unknown>,
+): Promise<boolean> {
   const updated = await db('idempotency_keys')
     .where({ id, state: 'in_progress', lease_until: leaseUntil })
     .update({

@@ -22,11 +22,18 @@ function nulAt(value: unknown, pointer = '', depth = 0): string | undefined {
 export function refuseNulCharacters(req: Request, _res: Response, next: NextFunction): void {
   const inBody = nulAt(req.body);
   const inQuery = inBody ? undefined : nulAt(req.query);
-  if (!inBody && !inQuery) return next();
+  if (!inBody && !inQuery) {
+    next();
+    return;
+  }
   const oauth = req.path.startsWith('/oauth');
   next(
     new ApiError(oauth ? 'INVALID_REQUEST' : 'VALIDATION_FAILED', 'The request contains a NUL character (U+0000), which no field accepts.', {
-      details: [inBody ? { location: 'body', field: inBody, message: 'contains U+0000' } : { location: 'query', field: (inQuery as string).slice(1), message: 'contains U+0000' }],
+      details: [
+        inBody
+          ? { location: 'body', field: inBody, message: 'contains U+0000' }
+          : { location: 'query', field: (inQuery as string).slice(1), message: 'contains U+0000' },
+      ],
     }),
   );
 }

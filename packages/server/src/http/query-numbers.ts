@@ -18,7 +18,7 @@ class LooseNumberError extends Error {
 
 const queryStringOf = (url: string): string => {
   const start = url.indexOf('?');
-  return start < 0 ? '' : url.slice(start + 1).split('#')[0] ?? '';
+  return start < 0 ? '' : (url.slice(start + 1).split('#')[0] ?? '');
 };
 
 /**

@@ -17,7 +17,9 @@ export type LogOutput = DestinationStream & { isTTY?: boolean };
  */
 export function createLogger(settings: { level: LogLevel; environment: Environment }, output: LogOutput): Logger {
   const readable = settings.environment !== 'production' && output.isTTY === true;
-  const destination = readable ? pretty({ destination: output, sync: true, singleLine: true, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l' }) : output;
+  const destination = readable
+    ? pretty({ destination: output, sync: true, singleLine: true, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l' })
+    : output;
   return pino({ level: settings.level }, destination);
 }
 

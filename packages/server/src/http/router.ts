@@ -1,18 +1,17 @@
 import { type OperationEntry, type OperationId, operationTable } from '@svc/contract';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { type Principal, authenticateBearer, requireScopes } from './bearer';
-import { refuseUnexpectedContent } from './bodyless';
-import { refuseLooseNumbers } from './query-numbers';
-import type { Handlers } from './handler';
 import { emptyRecord } from '../core/records';
 import { authenticateBasic } from '../oauth/client-auth';
 import type { App } from '../platform/apps';
+import { type Quota, rateLimited } from '../platform/rate-limit';
 import { serviceKey } from '../platform/service-keys';
 import type { Services } from '../platform/services';
+import { authenticateBearer, type Principal, requireScopes } from './bearer';
+import { refuseUnexpectedContent } from './bodyless';
+import type { Execution, HandlerContext, Handlers, ServerKeys } from './handler';
 import { REPLAYED_HEADER, requestHashOf, runIdempotently } from './idempotency';
-import { type Quota, rateLimited } from '../platform/rate-limit';
 import { rateLimitHeaders } from './protocol-headers';
-import type { Execution, HandlerContext, ServerKeys } from './handler';
+import { refuseLooseNumbers } from './query-numbers';
 import { requestIdOf } from './request-context';
 import { noteCaller } from './request-log';
 
@@ -110,7 +109,11 @@ function withRequestId(body: unknown, requestId: string): unknown {
  * first answer (errors included) is replayed for 24 hours with `Idempotent-Replayed: true`.
  */
 
-async function execute(handler: (context: HandlerContext<OperationId>) => Promise<Answer>, context: HandlerContext<OperationId>, req: Request): Promise<Answer> {
+async function execute(
+  handler: (context: HandlerContext<OperationId>) => Promise<Answer>,
+  context: HandlerContext<OperationId>,
+  req: Request,
+): Promise<Answer> {
   const { operation, principal, services } = context;
   if (!operation.requiresIdempotencyKey || !principal) return handler(context);
   const scope = {

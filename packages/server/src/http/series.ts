@@ -10,9 +10,15 @@ export function inSeries(handlers: readonly RequestHandler[]): RequestHandler {
   return (req: Request, res: Response, done: NextFunction) => {
     let position = 0;
     const step = (error?: unknown): void => {
-      if (error !== undefined && error !== null) return done(error);
+      if (error !== undefined && error !== null) {
+        done(error);
+        return;
+      }
       const handler = handlers[position++];
-      if (!handler) return done();
+      if (!handler) {
+        done();
+        return;
+      }
       try {
         const result = handler(req, res, step) as unknown;
         if (result instanceof Promise) result.then(undefined, done);

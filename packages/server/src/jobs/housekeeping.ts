@@ -4,7 +4,7 @@ import { authorizationRequestsExpiry } from '../oauth/consent';
 import { launchTokensExpiry } from '../oauth/launch';
 import { tokenOperationsExpiry } from '../oauth/operations';
 import { authorizationCodesExpiry } from '../oauth/token-endpoint';
-import { type ExpiryRule, SWEEP_LIMITS, type SweepLimits, type TableSweep, deleteExpired, expiresAtRule } from '../platform/housekeeping';
+import { deleteExpired, type ExpiryRule, expiresAtRule, SWEEP_LIMITS, type SweepLimits, type TableSweep } from '../platform/housekeeping';
 import { rateLimitWindowsExpiry } from '../platform/rate-limit';
 import type { Deps } from '../platform/services';
 
@@ -52,7 +52,10 @@ export interface ScheduleOptions {
  * fails is logged and the next one tries again; a run still going when the next is due (a large
  * backlog) is not doubled.
  */
-export function scheduleHousekeeping(run: () => Promise<readonly TableSweep[]>, { everyMs = HOUSEKEEPING_EVERY_MS, log, logError }: ScheduleOptions): HousekeepingSchedule {
+export function scheduleHousekeeping(
+  run: () => Promise<readonly TableSweep[]>,
+  { everyMs = HOUSEKEEPING_EVERY_MS, log, logError }: ScheduleOptions,
+): HousekeepingSchedule {
   let running: Promise<void> | undefined;
   const tick = () => {
     if (running) return;
@@ -62,7 +65,8 @@ export function scheduleHousekeeping(run: () => Promise<readonly TableSweep[]>, 
           const summary = describeSweeps(sweeps);
           if (summary) log(`Housekeeping ${summary}`);
         },
-        (error: unknown) => logError(`Housekeeping failed (next run in ${Math.round(everyMs / 1000)} s): ${error instanceof Error ? error.message : String(error)}`),
+        (error: unknown) =>
+          logError(`Housekeeping failed (next run in ${Math.round(everyMs / 1000)} s): ${error instanceof Error ? error.message : String(error)}`),
       )
       .finally(() => {
         running = undefined;

@@ -1,12 +1,10 @@
-import { checkSecret } from '../credentials/secrets';
 import { ApiError } from '../core/errors';
+import { UUID_PATTERN } from '../core/ids';
+import { checkSecret } from '../credentials/secrets';
 import { type App, authenticateClient } from '../platform/apps';
 import type { Deps } from '../platform/services';
-import { UUID_PATTERN } from '../core/ids';
 
-
-const invalidClient = (message: string) =>
-  new ApiError('INVALID_CLIENT', message);
+const invalidClient = (message: string) => new ApiError('INVALID_CLIENT', message);
 
 export type BasicCredentials = { clientId: string; secret: string };
 
@@ -25,7 +23,10 @@ export function parseBasic(header: string | undefined): BasicCredentials {
   const colon = decoded.indexOf(':');
   if (colon < 0) throw new ApiError('INVALID_REQUEST', 'The Basic credentials are not client_id:client_secret.');
   try {
-    return { clientId: decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' ')), secret: decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' ')) };
+    return {
+      clientId: decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' ')),
+      secret: decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' ')),
+    };
   } catch {
     throw new ApiError('INVALID_REQUEST', 'The Basic credentials are not well-formed.');
   }

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { hashSecret, issueSecret } from '../credentials/secrets';
-import type { Db } from '../db/transactions';
-import type { Deps } from '../platform/services';
 import { fromJsonList, toJsonList } from '../db/json-lists';
+import type { Db } from '../db/transactions';
 import { findVersion } from '../platform/apps';
-import { type ExpiryRule, LATE_USE_EXPLAINED_MS, expiresAtRule } from '../platform/housekeeping';
+import { type ExpiryRule, expiresAtRule, LATE_USE_EXPLAINED_MS } from '../platform/housekeeping';
 import { recordConsent } from '../platform/installations';
-import type { ValidAuthorization } from './authorize';
 import { sortScopes, withDependenciesMet } from '../platform/scopes';
+import type { Deps } from '../platform/services';
+import type { ValidAuthorization } from './authorize';
 
 /** An authorization code lives 120 seconds (the interface: at most 2 minutes). */
 export const CODE_MS = 120_000;

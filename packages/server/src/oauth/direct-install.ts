@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { isApiError } from '../core/errors';
 import type { Deps } from '../platform/services';
-import { PlatformError, findStore } from '../platform/stores';
+import { findStore, PlatformError } from '../platform/stores';
 import { validateAuthorization } from './authorize';
 import { answerConsent, rememberAuthorization } from './consent';
 import { s256 } from './pkce';
-import { type TokenResponse, requestTokens } from './token-endpoint';
+import { requestTokens, type TokenResponse } from './token-endpoint';
 
 /**
  * The operator installs an app for a store's owner and receives its first token pair, through the

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { toIso } from '../core/clock';
-import { checkSecret, hashSecret, issueSecret } from '../credentials/secrets';
 import { ApiError } from '../core/errors';
+import { checkSecret, hashSecret, issueSecret } from '../credentials/secrets';
 import { findVersion, latestVersion } from '../platform/apps';
-import { type ExpiryRule, LATE_USE_EXPLAINED_MS, expiresAtRule } from '../platform/housekeeping';
-import type { Deps } from '../platform/services';
+import { type ExpiryRule, expiresAtRule, LATE_USE_EXPLAINED_MS } from '../platform/housekeeping';
 import { findInstallationOf } from '../platform/installations';
+import type { Deps } from '../platform/services';
 
 /** A launch token lives 5 minutes and is spent by its verification. */
 export const LAUNCH_MS = 5 * 60 * 1000;

@@ -4,7 +4,7 @@ import { ApiError, type ErrorCode } from '../core/errors';
 import type { Db } from '../db/transactions';
 import type { ExpiryRule } from '../platform/housekeeping';
 import type { Deps } from '../platform/services';
-import { REFRESH_MS, operationTokensUsed, revokeGrant } from '../platform/tokens';
+import { operationTokensUsed, REFRESH_MS, revokeGrant } from '../platform/tokens';
 
 export type OperationState = 'IN_PROGRESS' | 'SUCCEEDED' | 'FAILED' | 'RESULT_UNAVAILABLE_REAUTHORIZE' | 'RECOVERED';
 export type GrantType = 'authorization_code' | 'refresh_token';
@@ -92,8 +92,7 @@ export function openResult<T>(canonical: string, operationId: string, ciphertext
   return JSON.parse(Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString('utf8')) as T;
 }
 
-export const findOperation = (db: Db, id: string): Promise<TokenOperationRow | undefined> =>
-  db<TokenOperationRow>('token_operations').where({ id }).first();
+export const findOperation = (db: Db, id: string): Promise<TokenOperationRow | undefined> => db<TokenOperationRow>('token_operations').where({ id }).first();
 
 export const findOperationByRequest = (db: Db, appId: string, requestHash: string): Promise<TokenOperationRow | undefined> =>
   db<TokenOperationRow>('token_operations').where({ app_id: appId, request_hash: requestHash }).first();
@@ -209,10 +208,17 @@ export async function lookupOperation(deps: Deps, appId: string, body: TokenRequ
   if (!operation) throw operationNotFound();
   const unused = operation.state === 'SUCCEEDED' && !(await operationTokensUsed(deps.db, operation.id));
   if (unused || operation.state === 'RESULT_UNAVAILABLE_REAUTHORIZE') {
-    await deps.db('token_operations').where({ id: operation.id, state: 'SUCCEEDED' }).update({ state: 'RESULT_UNAVAILABLE_REAUTHORIZE', result_ciphertext: null });
-    throw new ApiError('RESULT_UNAVAILABLE_REAUTHORIZE', 'The tokens were issued but never used; they are not sent again. Recover the operation, then authorize again.', {
-      operation_id: operation.id,
-    });
+    await deps
+      .db('token_operations')
+      .where({ id: operation.id, state: 'SUCCEEDED' })
+      .update({ state: 'RESULT_UNAVAILABLE_REAUTHORIZE', result_ciphertext: null });
+    throw new ApiError(
+      'RESULT_UNAVAILABLE_REAUTHORIZE',
+      'The tokens were issued but never used; they are not sent again. Recover the operation, then authorize again.',
+      {
+        operation_id: operation.id,
+      },
+    );
   }
   return describeOperation(operation);
 }
@@ -236,7 +242,10 @@ export async function recoverOperation({ db, clock }: Deps, appId: string, opera
     const operation = await findOperation(trx, operationId);
     if (!operation || operation.app_id !== appId) throw operationNotFound();
     if (operation.state === 'IN_PROGRESS' || operation.state === 'FAILED') {
-      throw new ApiError('INVALID_REQUEST', `An operation that is ${operation.state} cannot be recovered${operation.state === 'FAILED' ? ': it issued nothing' : '; ask its status until it completes'}.`);
+      throw new ApiError(
+        'INVALID_REQUEST',
+        `An operation that is ${operation.state} cannot be recovered${operation.state === 'FAILED' ? ': it issued nothing' : '; ask its status until it completes'}.`,
+      );
     }
     if (operation.state !== 'RECOVERED') {
       const now = clock.now();

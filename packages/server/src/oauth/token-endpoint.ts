@@ -1,27 +1,27 @@
 import { randomUUID } from 'node:crypto';
-import { checkSecret } from '../credentials/secrets';
 import { ApiError, type ErrorCode } from '../core/errors';
-import { ownValue } from '../core/records';
 import { ACCESS_SECONDS } from '../core/limits';
+import { ownValue } from '../core/records';
+import { checkSecret } from '../credentials/secrets';
 import type { Db } from '../db/transactions';
 import { type ExpiryRule, LATE_USE_EXPLAINED_MS } from '../platform/housekeeping';
-import type { Deps } from '../platform/services';
 import { findInstallation } from '../platform/installations';
+import type { Deps } from '../platform/services';
 import { storeMigrating } from '../platform/stores';
+import { findGrant, type Grant, issuePair, liveTokens, operationTokensUsed, revokeGrant, type TokenRow } from '../platform/tokens';
 import {
-  type GrantType,
-  type TokenOperationRow,
-  type TokenRequestBody,
   awaitCompletion,
   canonicalBody,
   claimOperation,
   completeOperation,
+  type GrantType,
   requestHashOf,
   sealResult,
   sharedResult,
+  type TokenOperationRow,
+  type TokenRequestBody,
 } from './operations';
 import { verifierMatches } from './pkce';
-import { type Grant, type TokenRow, findGrant, issuePair, liveTokens, operationTokensUsed, revokeGrant } from '../platform/tokens';
 
 export interface TokenResponse {
   access_token: string;
@@ -59,14 +59,23 @@ function checkGrantShape(body: TokenRequestBody): GrantType {
       details: foreign.map((key) => ({ location: 'body' as const, field: `/${key}`, message: 'is not a key of this grant' })),
     });
   }
-  const presented = grantType === 'authorization_code' ? checkSecret('authorizationCode', body.code as string) : checkSecret('refreshToken', body.refresh_token as string);
+  const presented =
+    grantType === 'authorization_code' ? checkSecret('authorizationCode', body.code as string) : checkSecret('refreshToken', body.refresh_token as string);
   if (!presented.ok && presented.reason === 'wrong_prefix') {
-    throw new ApiError('INVALID_GRANT', grantType === 'authorization_code' ? 'The code does not start with svc_c_.' : 'The refresh token does not start with svc_rt_.');
+    throw new ApiError(
+      'INVALID_GRANT',
+      grantType === 'authorization_code' ? 'The code does not start with svc_c_.' : 'The refresh token does not start with svc_rt_.',
+    );
   }
   return grantType;
 }
 
-async function responseFor(db: Db, grant: Grant, operationId: string, pair: { accessToken: string; refreshToken: string; scope: string }): Promise<TokenResponse> {
+async function responseFor(
+  db: Db,
+  grant: Grant,
+  operationId: string,
+  pair: { accessToken: string; refreshToken: string; scope: string },
+): Promise<TokenResponse> {
   const installation = await findInstallation(db, grant.installation_id);
   return {
     access_token: pair.accessToken,
@@ -125,9 +134,10 @@ async function exchangeCode(trx: Db, now: number, appId: string, operationId: st
   if (code.consumed_at !== null) return codeReused(trx, now, code.grant_id);
   if (now >= code.expires_at) return refuse('INVALID_CODE', 'The authorization code has expired (codes live 120 seconds).');
   if (body.redirect_uri !== code.redirect_uri) return refuse('REDIRECT_URI_MISMATCH', 'redirect_uri differs from the one of the authorization request.');
-  if (!verifierMatches(body.code_verifier as string, code.code_challenge)) return refuse('PKCE_MISMATCH', 'The S256 hash of code_verifier does not match code_challenge.');
+  if (!verifierMatches(body.code_verifier as string, code.code_challenge))
+    return refuse('PKCE_MISMATCH', 'The S256 hash of code_verifier does not match code_challenge.');
   const installation = await findInstallation(trx, code.installation_id);
-  if (!installation || installation.status !== 'installed') return refuse('INVALID_CODE', 'The app was uninstalled since the code was issued.');
+  if (installation?.status !== 'installed') return refuse('INVALID_CODE', 'The app was uninstalled since the code was issued.');
   const consumed = await trx('authorization_codes').where({ id: code.id, consumed_at: null }).update({ consumed_at: now });
   if (consumed !== 1) return codeReused(trx, now, (await trx<CodeRow>('authorization_codes').where({ id: code.id }).first())?.grant_id ?? null);
   const grant: Grant = {
@@ -153,7 +163,7 @@ async function liveGrantOf(trx: Db, now: number, appId: string, token: TokenRow)
   const grant = await findGrant(trx, token.grant_id);
   if (!grant || grant.app_id !== appId || grant.revoked_at !== null || token.revoked_at !== null || now >= token.expires_at) return undefined;
   const installation = await findInstallation(trx, grant.installation_id);
-  if (!installation || installation.status !== 'installed' || installation.generation !== grant.generation) return undefined;
+  if (installation?.status !== 'installed' || installation.generation !== grant.generation) return undefined;
   return grant;
 }
 
@@ -166,7 +176,8 @@ async function refreshResent(trx: Db, now: number, token: TokenRow, grant: Grant
   const successors = await trx<TokenRow>('tokens').where({ parent_id: token.id });
   const successorOperation = successors[0]?.operation_id;
   const successorUsed = successorOperation === undefined || (await operationTokensUsed(trx, successorOperation));
-  if (!successorUsed) return refuse('REFRESH_ALREADY_USED', 'This refresh token was exchanged already; look the request up at POST /oauth/operations/lookup.', grant);
+  if (!successorUsed)
+    return refuse('REFRESH_ALREADY_USED', 'This refresh token was exchanged already; look the request up at POST /oauth/operations/lookup.', grant);
   await revokeGrant(trx, grant.id, now, 'token_reuse');
   return refuse('TOKEN_REUSE_DETECTED', 'A refresh token was used again after its successor; every token of the grant is revoked. Authorize again.', grant);
 }
@@ -193,7 +204,10 @@ async function refresh(trx: Db, now: number, appId: string, operationId: string,
 async function perform({ db, clock }: Deps, appId: string, operation: TokenOperationRow, body: TokenRequestBody, canonical: string): Promise<TokenResponse> {
   const outcome = await db.transaction(async (trx) => {
     const now = clock.now();
-    const result = operation.grant_type === 'authorization_code' ? await exchangeCode(trx, now, appId, operation.id, body) : await refresh(trx, now, appId, operation.id, body);
+    const result =
+      operation.grant_type === 'authorization_code'
+        ? await exchangeCode(trx, now, appId, operation.id, body)
+        : await refresh(trx, now, appId, operation.id, body);
     const grant = result.grant;
     await completeOperation(trx, now, operation.id, {
       state: result.ok ? 'SUCCEEDED' : 'FAILED',
@@ -213,7 +227,14 @@ async function perform({ db, clock }: Deps, appId: string, operation: TokenOpera
  * An identical request to one already completed: the same pair inside the sharing window, the same
  * refusal for a failed one, and otherwise the resend rules (issued tokens are never sent again).
  */
-async function rejoin(deps: Deps, appId: string, operation: TokenOperationRow, body: TokenRequestBody, canonical: string, receivedAt: number): Promise<TokenResponse> {
+async function rejoin(
+  deps: Deps,
+  appId: string,
+  operation: TokenOperationRow,
+  body: TokenRequestBody,
+  canonical: string,
+  receivedAt: number,
+): Promise<TokenResponse> {
   if (operation.state === 'FAILED') throw new ApiError(operation.error_code ?? 'INVALID_GRANT', 'This request failed before; it fails the same way again.');
   const shared = await sharedResult<TokenResponse>(deps, operation, canonical, receivedAt);
   if (shared) return shared;
@@ -235,11 +256,15 @@ async function rejoin(deps: Deps, appId: string, operation: TokenOperationRow, b
  * becomes an operation, so the same request succeeds once the move ends.
  */
 async function refuseWhileMigrating(db: Db, grantType: GrantType, body: TokenRequestBody): Promise<void> {
-  const presented = grantType === 'authorization_code' ? checkSecret('authorizationCode', body.code as string) : checkSecret('refreshToken', body.refresh_token as string);
+  const presented =
+    grantType === 'authorization_code' ? checkSecret('authorizationCode', body.code as string) : checkSecret('refreshToken', body.refresh_token as string);
   if (!presented.ok) return;
   const table = grantType === 'authorization_code' ? 'authorization_codes' : 'tokens';
   const column = grantType === 'authorization_code' ? 'code_hash' : 'token_hash';
-  const store = await db(`${table} as c`).join('stores as s', 's.id', 'c.store_id').where(`c.${column}`, presented.hash).first<{ routing_state: string } | undefined>('s.routing_state');
+  const store = await db(`${table} as c`)
+    .join('stores as s', 's.id', 'c.store_id')
+    .where(`c.${column}`, presented.hash)
+    .first<{ routing_state: string } | undefined>('s.routing_state');
   if (store?.routing_state === 'migrating') throw storeMigrating();
 }
 

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { hashSecret, issueSecret, safeEqual } from '../credentials/secrets';
-import { isScope, missingDependency, sortScopes } from './scopes';
-import type { Db } from '../db/transactions';
-import type { Deps } from './services';
 import { fromJsonList, toJsonList } from '../db/json-lists';
-import { PlatformError, findStore } from './stores';
+import type { Db } from '../db/transactions';
+import { isScope, missingDependency, sortScopes } from './scopes';
+import type { Deps } from './services';
+import { findStore, PlatformError } from './stores';
 
 export interface App {
   id: string;
@@ -205,7 +205,9 @@ export async function rotateClientSecret({ db, clock }: Deps, appId: string): Pr
   return db.transaction(async (trx) => {
     const now = clock.now();
     await trx('client_secrets').where({ app_id: appId, rotated_at: null, revoked_at: null }).update({ rotated_at: now });
-    await trx('apps').where({ id: appId }).update({ auth_epoch: trx.raw('auth_epoch + 1') });
+    await trx('apps')
+      .where({ id: appId })
+      .update({ auth_epoch: trx.raw('auth_epoch + 1') });
     return { clientSecret: await insertSecret(trx, appId, now), previousValidUntil: now + PREVIOUS_SECRET_MS };
   });
 }
@@ -221,7 +223,9 @@ export async function revokeClientSecret({ db, clock }: Deps, appId: string, idO
   const [row] = matches as [ClientSecretRow];
   await db.transaction(async (trx) => {
     await trx('client_secrets').where({ id: row.id }).update({ revoked_at: clock.now() });
-    await trx('apps').where({ id: appId }).update({ auth_epoch: trx.raw('auth_epoch + 1') });
+    await trx('apps')
+      .where({ id: appId })
+      .update({ auth_epoch: trx.raw('auth_epoch + 1') });
   });
   return (await listClientSecrets(db, appId)).find((secret) => secret.id === row.id) as ClientSecretInfo;
 }

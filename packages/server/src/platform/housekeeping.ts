@@ -73,7 +73,11 @@ async function sweepTable(db: Knex, rule: ExpiryRule, now: number, limits: Sweep
  * once: a run judges every row against the same instant. (It takes the db and clock of `Deps`
  * without naming it: services.ts imports the rate limiter, whose rule is an ExpiryRule.)
  */
-export async function deleteExpired({ db, clock }: { db: Knex; clock: Clock }, rules: readonly ExpiryRule[], limits: SweepLimits = SWEEP_LIMITS): Promise<TableSweep[]> {
+export async function deleteExpired(
+  { db, clock }: { db: Knex; clock: Clock },
+  rules: readonly ExpiryRule[],
+  limits: SweepLimits = SWEEP_LIMITS,
+): Promise<TableSweep[]> {
   const now = clock.now();
   const sweeps: TableSweep[] = [];
   for (const rule of rules) sweeps.push(await sweepTable(db, rule, now, limits));

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { toIso } from '../core/clock';
-import type { Db } from '../db/transactions';
-import type { Deps } from './services';
 import { fromJsonList, toJsonList } from '../db/json-lists';
-import { revokeTokens } from './tokens';
+import type { Db } from '../db/transactions';
 import { recordEvent } from './outbox';
+import type { Deps } from './services';
 import { PlatformError } from './stores';
+import { revokeTokens } from './tokens';
 
 interface InstallationRow {
   id: string;

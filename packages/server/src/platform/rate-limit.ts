@@ -74,7 +74,8 @@ export interface RateLimiter {
 export function rateLimiter(counter: HitCounter, clock: Clock): RateLimiter {
   return {
     async take(quota, key) {
-      if (quota.windowMs > MAX_QUOTA_WINDOW_MS) throw new Error(`Quota "${quota.policy}" has a ${quota.windowMs} ms window; windows are kept ${MAX_QUOTA_WINDOW_MS} ms`);
+      if (quota.windowMs > MAX_QUOTA_WINDOW_MS)
+        throw new Error(`Quota "${quota.policy}" has a ${quota.windowMs} ms window; windows are kept ${MAX_QUOTA_WINDOW_MS} ms`);
       const now = clock.now();
       const windowStart = now - (now % quota.windowMs);
       const hits = await counter.hit(`${quota.policy}:${key}`, windowStart);

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { type Clock, systemClock } from '../core/clock';
 import type { Config } from '../core/config';
 import { QUOTA_WINDOW_MS } from '../core/limits';
-import { type Quota, type RateLimiter, databaseCounter, memoryCounter, rateLimiter } from './rate-limit';
+import { databaseCounter, memoryCounter, type Quota, type RateLimiter, rateLimiter } from './rate-limit';
 
 /** What every domain function works with: the database and the clock (both injected, never global). */
 export interface Deps {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { hashPassword } from '../credentials/passwords';
 import { ApiError } from '../core/errors';
+import { hashPassword } from '../credentials/passwords';
 import type { Db } from '../db/transactions';
 import type { Deps } from './services';
 
@@ -43,7 +43,9 @@ export const findStore = (db: Db, id: string): Promise<Store | undefined> => db<
 export const listStores = (db: Db): Promise<Store[]> => db<Store>('stores').orderBy('created_at').orderBy('id');
 
 export const findOwnerByEmail = (db: Db, email: string): Promise<StoreOwner | undefined> =>
-  db<StoreOwner>('store_owners').where({ email: normaliseEmail(email) }).first();
+  db<StoreOwner>('store_owners')
+    .where({ email: normaliseEmail(email) })
+    .first();
 
 export const findOwner = (db: Db, id: string): Promise<StoreOwner | undefined> => db<StoreOwner>('store_owners').where({ id }).first();
 
@@ -57,7 +59,8 @@ export const storesOwnedBy = (db: Db, ownerId: string): Promise<Store[]> =>
 export async function createStore({ db, clock }: Deps, input: NewStore): Promise<{ store: Store; owner: StoreOwner; ownerCreated: boolean }> {
   const email = normaliseEmail(input.owner.email);
   if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 254) throw new PlatformError(`"${input.owner.email}" is not an e-mail address`);
-  if (!/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(input.domain)) throw new PlatformError(`"${input.domain}" is not a domain name`);
+  if (!/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(input.domain))
+    throw new PlatformError(`"${input.domain}" is not a domain name`);
   const name = input.name.trim();
   if (name.length === 0 || name.length > 200) throw new PlatformError('The store name must be 1 to 200 characters');
   const existing = await findOwnerByEmail(db, email);
@@ -99,7 +102,9 @@ export async function startStoreMigration({ db }: Deps, storeId: string): Promis
 export async function endStoreMigration({ db }: Deps, storeId: string): Promise<Store> {
   const store = await requireStore(db, storeId);
   if (store.routing_state !== 'migrating') throw new PlatformError(`Store ${storeId} is not migrating`);
-  await db('stores').where({ id: storeId }).update({ routing_state: 'active', route_epoch: db.raw('route_epoch + 1') });
+  await db('stores')
+    .where({ id: storeId })
+    .update({ routing_state: 'active', route_epoch: db.raw('route_epoch + 1') });
   return requireStore(db, storeId);
 }
 

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { ACCESS_SECONDS } from '../core/limits';
 import { hashSecret, issueSecret } from '../credentials/secrets';
-import type { Db } from '../db/transactions';
 import { fromJsonList } from '../db/json-lists';
+import type { Db } from '../db/transactions';
 
 /** A refresh token lives 30 days from the refresh that issued it. */
 export const REFRESH_MS = 30 * 24 * 60 * 60 * 1000;
@@ -80,8 +80,13 @@ export type RevocationScope = { grantId: string } | { installationId: string };
 export async function revokeTokens(trx: Db, scope: RevocationScope, now: number, reason: string): Promise<number> {
   const byGrant = 'grantId' in scope;
   const tokens = byGrant ? { grant_id: scope.grantId } : { installation_id: scope.installationId };
-  const active = await trx('tokens').where({ ...tokens, revoked_at: null, consumed_at: null }).andWhere('expires_at', '>', now).update({ revoked_at: now });
-  await trx('tokens').where({ ...tokens, revoked_at: null }).update({ revoked_at: now });
+  const active = await trx('tokens')
+    .where({ ...tokens, revoked_at: null, consumed_at: null })
+    .andWhere('expires_at', '>', now)
+    .update({ revoked_at: now });
+  await trx('tokens')
+    .where({ ...tokens, revoked_at: null })
+    .update({ revoked_at: now });
   await trx('grants')
     .where({ ...(byGrant ? { id: scope.grantId } : tokens), revoked_at: null })
     .update({ revoked_at: now, revoked_reason: reason });

@@ -135,8 +135,20 @@ const CATEGORY_TEMPLATES: readonly CategoryTemplate[] = [
 ];
 
 /** Non-physical products: digital ones deliver codes or files, services book a slot. */
-const DIGITAL_ITEMS: readonly string[] = ['E-Gift Card 100 SAR', 'E-Gift Card 250 SAR', 'Perfume Layering Guide (PDF)', 'Oud Grading Online Course', 'Bakhoor Blending Masterclass (Video)'];
-const SERVICE_ITEMS: readonly string[] = ['Gift Wrapping Service', 'Personal Perfume Consultation', 'Custom Bottle Engraving', 'Abaya Tailoring and Hemming', 'Corporate Gifting Consultation'];
+const DIGITAL_ITEMS: readonly string[] = [
+  'E-Gift Card 100 SAR',
+  'E-Gift Card 250 SAR',
+  'Perfume Layering Guide (PDF)',
+  'Oud Grading Online Course',
+  'Bakhoor Blending Masterclass (Video)',
+];
+const SERVICE_ITEMS: readonly string[] = [
+  'Gift Wrapping Service',
+  'Personal Perfume Consultation',
+  'Custom Bottle Engraving',
+  'Abaya Tailoring and Hemming',
+  'Corporate Gifting Consultation',
+];
 const DELIVERY: Readonly<Record<ProductKind, string>> = {
   physical: 'Shipped from Riyadh within two working days.',
   digital: 'Delivered by e-mail right after payment.',
@@ -304,7 +316,15 @@ export async function seedDemoCatalog(deps: Deps, storeId: string, { products = 
       short_desc: random() < 0.85 ? shortDesc : null,
       category_id: category?.id ?? null,
       slug,
-      keywords: JSON.stringify(keywordsOf(template.keywords, name.split(/\s+/).filter((word) => word.length > 3).slice(0, 3))),
+      keywords: JSON.stringify(
+        keywordsOf(
+          template.keywords,
+          name
+            .split(/\s+/)
+            .filter((word) => word.length > 3)
+            .slice(0, 3),
+        ),
+      ),
       supported_devices: kind === 'digital' ? devicesOf(pick(random, DEVICE_SETS)) : null,
       seo_title: random() < 0.7 ? name : null,
       seo_description: random() < 0.7 ? shortDesc.slice(0, 160) : null,
@@ -329,7 +349,10 @@ export async function seedDemoCatalog(deps: Deps, storeId: string, { products = 
     Array.from({ length: between(random, 0, 12) }, () => ({
       store_id: storeId,
       product_id: id,
-      code: `GIFT-${Math.floor(random() * 0xffffffff).toString(36).toUpperCase().padStart(7, '0')}-${id}`,
+      code: `GIFT-${Math.floor(random() * 0xffffffff)
+        .toString(36)
+        .toUpperCase()
+        .padStart(7, '0')}-${id}`,
       adjustment_id: null,
       delivered_at: null,
       created_at: now,

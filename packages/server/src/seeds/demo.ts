@@ -1,7 +1,7 @@
-import { ALL_SCOPES } from '../platform/scopes';
 import { type App, type AppVersion, addVersion, registerApp } from '../platform/apps';
+import { ALL_SCOPES } from '../platform/scopes';
 import type { Deps } from '../platform/services';
-import { type Store, createStore, listStores } from '../platform/stores';
+import { createStore, listStores, type Store } from '../platform/stores';
 import { type SeededCatalog, seedDemoCatalog } from './demo-catalog';
 
 /** The demo owner's sign-in, for local use only (start does not seed in production). */

@@ -4,15 +4,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Knex } from 'knex';
-import { hashSecret } from '../../src/credentials/secrets';
 import { runCli } from '../../src/cli/commands';
 import { ManualClock, toIso } from '../../src/core/clock';
+import { hashSecret } from '../../src/credentials/secrets';
+import { SESSION_MS, startSession } from '../../src/dashboard/sessions';
 import { migrateToLatest } from '../../src/db/migrate';
 import { EXPIRY_RULES } from '../../src/jobs/housekeeping';
-import { SESSION_MS, startSession } from '../../src/dashboard/sessions';
 import { PREVIOUS_SECRET_MS } from '../../src/platform/apps';
-import type { Deps } from '../../src/platform/services';
 import { recordConsent } from '../../src/platform/installations';
+import type { Deps } from '../../src/platform/services';
 import { testDatabases } from '../support/databases';
 
 type JsonObject = Record<string, unknown>;
@@ -54,11 +54,22 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
     return JSON.parse(run.out) as T;
   }
 
-  const nextDomain = () => `shop-${(domains += 1)}.example.com`;
+  const nextDomain = () => {
+    domains += 1;
+    return `shop-${domains}.example.com`;
+  };
 
   /** `svc store create` with a name and the given domain and owner e-mail, then any further flags. */
   const storeArgs = (domain: string, email: string, ...extra: string[]) => [
-    'store', 'create', '--name', 'Oud House', '--domain', domain, '--owner-email', email, ...extra,
+    'store',
+    'create',
+    '--name',
+    'Oud House',
+    '--domain',
+    domain,
+    '--owner-email',
+    email,
+    ...extra,
   ];
 
   async function newStore(email = `owner-${domains + 1}@example.com`): Promise<string> {
@@ -72,8 +83,16 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
   }
 
   const versionArgs = (appId: string, scopes = 'products:read') => [
-    'app', 'version', 'add', appId,
-    '--redirect-url', 'https://app.example.com/callback', '--launch-url', 'https://app.example.com/launch', '--required-scopes', scopes,
+    'app',
+    'version',
+    'add',
+    appId,
+    '--redirect-url',
+    'https://app.example.com/callback',
+    '--launch-url',
+    'https://app.example.com/launch',
+    '--required-scopes',
+    scopes,
   ];
 
   describe('store create', () => {
@@ -189,7 +208,10 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
       const { appId } = await newApp();
       const version = await svcJson([
         ...versionArgs(appId, 'products:write products:read'),
-        '--redirect-url', 'http://localhost:8080/callback', '--optional-scopes', 'orders:read',
+        '--redirect-url',
+        'http://localhost:8080/callback',
+        '--optional-scopes',
+        'orders:read',
       ]);
       expect(version).toEqual({
         id: expect.any(String),
@@ -262,8 +284,15 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
 
     it('takes a secret suffix starting with "-" as a value, not a flag (base64url has "-"); -h stays help', async () => {
       const { appId } = await newApp();
-      expect(await svc(['app', 'secret', 'revoke', appId, '-x4Z'])).toEqual({ code: 1, out: '', err: `error: No active client secret "-x4Z" for app ${appId}` });
-      expect(await svc(['app', 'secret', 'revoke', appId, '-x4Z', '-q1'])).toMatchObject({ code: 2, err: expect.stringContaining('unexpected argument "-q1"') });
+      expect(await svc(['app', 'secret', 'revoke', appId, '-x4Z'])).toEqual({
+        code: 1,
+        out: '',
+        err: `error: No active client secret "-x4Z" for app ${appId}`,
+      });
+      expect(await svc(['app', 'secret', 'revoke', appId, '-x4Z', '-q1'])).toMatchObject({
+        code: 2,
+        err: expect.stringContaining('unexpected argument "-q1"'),
+      });
       expect(await svc(['app', 'secret', 'revoke', appId, '-h'])).toMatchObject({ code: 0, out: expect.stringContaining('usage: svc app secret revoke') });
     });
 
@@ -321,10 +350,7 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
       expect((await svcJson<JsonObject[]>(['installation', 'list', '--app', appId])).map((listed) => listed.id)).toEqual([installationId]);
       expect((await svcJson<JsonObject[]>(['installation', 'list'])).length).toBeGreaterThanOrEqual(2);
       const table = await svc(['installation', 'list', '--store', storeId]);
-      expect(table.out.split('\n')).toEqual([
-        expect.stringMatching(/^ID\s+STORE\s+APP\s+STATUS/),
-        expect.stringContaining(installationId),
-      ]);
+      expect(table.out.split('\n')).toEqual([expect.stringMatching(/^ID\s+STORE\s+APP\s+STATUS/), expect.stringContaining(installationId)]);
     });
 
     it('uninstalls: the status changes and app.uninstalled goes to the outbox', async () => {
@@ -447,7 +473,11 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
     });
 
     it('answers a flag without its value, and suggests the flag meant, with exit 2', async () => {
-      expect(await svc(['app', 'create', '--name'])).toMatchObject({ code: 2, out: '', err: expect.stringMatching(/^svc: --name needs a value\nusage: svc app create /) });
+      expect(await svc(['app', 'create', '--name'])).toMatchObject({
+        code: 2,
+        out: '',
+        err: expect.stringMatching(/^svc: --name needs a value\nusage: svc app create /),
+      });
       expect(await svc(['app', 'list', '--jsn'])).toMatchObject({ code: 2, err: expect.stringContaining('svc: unknown flag --jsn (Did you mean --json?)') });
     });
 

@@ -58,12 +58,28 @@ describe('configuration from the environment', () => {
       expect(() => express().set('trust proxy', trustProxy)).not.toThrow();
     });
 
-    it.each(['yes', 'loopback,', 'loopback,,linklocal', 'localhost', '10.0.0.0/33', '2001:db8::/129', '0.0.0.0/0', '::/0', '10.0.0.0/08', '10.0.0.0/', '10.0.0.0/8/8', '10.0.0.0/255.0.0.0', '300.1.1.1', '-1', '1.5', 'proxy.internal'])(
-      'refuses %p at start-up with a clear message',
-      (value) => {
-        expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(/^TRUST_PROXY must be a hop count or a comma-separated list of proxy addresses, CIDR subnets and loopback\/linklocal\/uniquelocal \(leave it unset to trust no proxy\), not "/);
-      },
-    );
+    it.each([
+      'yes',
+      'loopback,',
+      'loopback,,linklocal',
+      'localhost',
+      '10.0.0.0/33',
+      '2001:db8::/129',
+      '0.0.0.0/0',
+      '::/0',
+      '10.0.0.0/08',
+      '10.0.0.0/',
+      '10.0.0.0/8/8',
+      '10.0.0.0/255.0.0.0',
+      '300.1.1.1',
+      '-1',
+      '1.5',
+      'proxy.internal',
+    ])('refuses %p at start-up with a clear message', (value) => {
+      expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(
+        /^TRUST_PROXY must be a hop count or a comma-separated list of proxy addresses, CIDR subnets and loopback\/linklocal\/uniquelocal \(leave it unset to trust no proxy\), not "/,
+      );
+    });
 
     it('refuses true, which would let any client choose its own address', () => {
       expect(() => loadConfig({ TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY must be .*"true" would let any client choose its own address/);

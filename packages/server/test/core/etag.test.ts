@@ -7,8 +7,7 @@ const PRODUCT: TaggedResource = { storeId: '7d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6
 /** The interface's form of an ETag, quotes included. */
 const ETAG_FORM = /^"p1\.[0-9]+\.[A-Za-z0-9_-]{43}"$/;
 
-const preconditionFailure = (ifMatch: string | undefined, current: TaggedResource = PRODUCT) =>
-  apiErrorOf(() => requireCurrent(KEY, ifMatch, current));
+const preconditionFailure = (ifMatch: string | undefined, current: TaggedResource = PRODUCT) => apiErrorOf(() => requireCurrent(KEY, ifMatch, current));
 
 function expectPreconditionFailed(ifMatch: string, current: TaggedResource = PRODUCT): void {
   const error = preconditionFailure(ifMatch, current);
@@ -55,7 +54,11 @@ describe('If-Match against the current ETag', () => {
   });
 
   it('never accepts a tag moved from another resource, store or resource type', () => {
-    for (const other of [{ ...PRODUCT, id: 1043 }, { ...PRODUCT, storeId: '0f4e8d2c-1a3b-4c5d-9e6f-7a8b9c0d1e2f' }, { ...PRODUCT, type: 'category' }]) {
+    for (const other of [
+      { ...PRODUCT, id: 1043 },
+      { ...PRODUCT, storeId: '0f4e8d2c-1a3b-4c5d-9e6f-7a8b9c0d1e2f' },
+      { ...PRODUCT, type: 'category' },
+    ]) {
       expectPreconditionFailed(etagOf(KEY, other));
     }
   });

@@ -1,6 +1,6 @@
-import { checkSecret, hashSecret, issueSecret, PREFIXES, safeEqual, type SecretKind } from '../../src/credentials/secrets';
 import crypto from 'node:crypto';
 import { hashPassword, verifyPassword, verifySignIn } from '../../src/credentials/passwords';
+import { checkSecret, hashSecret, issueSecret, PREFIXES, type SecretKind, safeEqual } from '../../src/credentials/secrets';
 
 describe('issued credentials', () => {
   const kinds = Object.keys(PREFIXES) as SecretKind[];

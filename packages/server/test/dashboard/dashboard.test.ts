@@ -1,18 +1,18 @@
 import request from 'supertest';
 import { CONSENT_MS } from '../../src/oauth/consent';
-import { CookieJar, answerConsentForm, authorizeQuery, authorizeUrl, consentScopeLines, decodeHtml, inputValue, signInAndOpenConsent } from '../support/browser';
-import { EXTERNAL_REFERENCE, dashboardHome, installationAction, me, outboxEvents, postForm, signIn } from '../support/auth-steps';
-import { testDatabases } from '../support/databases';
+import { dashboardHome, EXTERNAL_REFERENCE, installationAction, me, outboxEvents, postForm, signIn } from '../support/auth-steps';
 import {
-  type AppFixture,
-  createTestApp,
-  createTestStore,
-  installWithTokens,
-  LAUNCH_URL,
-  type StoreFixture,
-  suiteHarness,
-  UUID,
-} from '../support/harness';
+  answerConsentForm,
+  authorizeQuery,
+  authorizeUrl,
+  CookieJar,
+  consentScopeLines,
+  decodeHtml,
+  inputValue,
+  signInAndOpenConsent,
+} from '../support/browser';
+import { testDatabases } from '../support/databases';
+import { type AppFixture, createTestApp, createTestStore, installWithTokens, LAUNCH_URL, type StoreFixture, suiteHarness, UUID } from '../support/harness';
 import { specDescriptionOf, specScopeDescriptions } from '../support/spec-scopes';
 
 const SESSION_COOKIE = 'svc_session';
@@ -38,7 +38,9 @@ describe.each(testDatabases())('the merchant dashboard on $name', (testDatabase)
   });
 
   const loginPage = async (jar: CookieJar, returnTo?: string) => {
-    const page = await request(h.app).get(`/dashboard/login${returnTo === undefined ? '' : `?return_to=${encodeURIComponent(returnTo)}`}`).set('Cookie', jar.header());
+    const page = await request(h.app)
+      .get(`/dashboard/login${returnTo === undefined ? '' : `?return_to=${encodeURIComponent(returnTo)}`}`)
+      .set('Cookie', jar.header());
     jar.store(page);
     return page;
   };
@@ -74,7 +76,12 @@ describe.each(testDatabases())('the merchant dashboard on $name', (testDatabase)
       const store = await createTestStore(h);
       const jar = new CookieJar();
       const page = await loginPage(jar);
-      const response = await submitLogin(jar, { csrf: inputValue(page.text, 'csrf'), return_to: '/dashboard', email: store.email, password: 'not the password' });
+      const response = await submitLogin(jar, {
+        csrf: inputValue(page.text, 'csrf'),
+        return_to: '/dashboard',
+        email: store.email,
+        password: 'not the password',
+      });
       expect(response.status).toBe(401);
       expect(response.headers['content-type']).toMatch(/^text\/html/);
       expect(setsSession(response)).toBe(false);
@@ -142,7 +149,11 @@ describe.each(testDatabases())('the merchant dashboard on $name', (testDatabase)
       const otherSession = new CookieJar();
       await signIn(h.app, otherSession, store);
       const { csrf } = await dashboardHome(h.app, otherSession);
-      const response = await postForm(h.app, otherSession, '/dashboard/consent', { csrf, request_id: inputValue(consent.text, 'request_id'), decision: 'approve' });
+      const response = await postForm(h.app, otherSession, '/dashboard/consent', {
+        csrf,
+        request_id: inputValue(consent.text, 'request_id'),
+        decision: 'approve',
+      });
       expect(response.status).toBe(400);
       expect(response.headers.location).toBeUndefined();
       await expectNothingInstalled(store);
@@ -296,7 +307,12 @@ describe.each(testDatabases())('the merchant dashboard on $name', (testDatabase)
     const { page: home } = await dashboardHome(h.app, signedIn);
     const refused = await postForm(h.app, signedIn, '/dashboard/consent', { request_id: inputValue(consent.text, 'request_id'), decision: 'approve' });
     const missing = await request(h.app).get('/dashboard/nowhere').set('Cookie', signedIn.header());
-    const failedLogin = await submitLogin(jar, { csrf: inputValue(login.text, 'csrf'), return_to: '/dashboard', email: store.email, password: 'wrong password' });
+    const failedLogin = await submitLogin(jar, {
+      csrf: inputValue(login.text, 'csrf'),
+      return_to: '/dashboard',
+      email: store.email,
+      password: 'wrong password',
+    });
     for (const page of [login, consent, home, refused, missing, failedLogin]) expectPageProtections(page);
   });
 });

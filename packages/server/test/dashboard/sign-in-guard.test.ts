@@ -1,4 +1,11 @@
-import { FAILURE_RUN_MEMORY_S, FIRST_PAIR_BLOCK_S, LONGEST_PAIR_BLOCK_S, SIGN_IN_LIMITS_TABLE, createSignInGuard, pairBlockSeconds } from '../../src/dashboard/sign-in-guard';
+import {
+  createSignInGuard,
+  FAILURE_RUN_MEMORY_S,
+  FIRST_PAIR_BLOCK_S,
+  LONGEST_PAIR_BLOCK_S,
+  pairBlockSeconds,
+  SIGN_IN_LIMITS_TABLE,
+} from '../../src/dashboard/sign-in-guard';
 import { runHousekeeping } from '../../src/jobs/housekeeping';
 import { testDatabases } from '../support/databases';
 import { suiteHarness } from '../support/harness';

@@ -1,11 +1,11 @@
-import * as passwords from '../../src/credentials/passwords';
 import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/core/config';
+import * as passwords from '../../src/credentials/passwords';
 import { ADDRESS_BLOCK_S, FAILURES_IN_A_ROW, FAILURES_PER_ADDRESS_PER_DAY, FIRST_PAIR_BLOCK_S, SIGN_IN_LIMITS_TABLE } from '../../src/dashboard/sign-in-guard';
 import { createServices } from '../../src/platform/services';
 import { testDatabases } from '../support/databases';
 import { BrowserAt, type PlainResponse } from '../support/from-address';
-import { type StoreFixture, createTestStore, suiteHarness } from '../support/harness';
+import { createTestStore, type StoreFixture, suiteHarness } from '../support/harness';
 import { type Listening, listen } from '../support/listen';
 
 const SESSION_COOKIE = 'svc_session';
@@ -138,7 +138,8 @@ describe.each(testDatabases())('dashboard sign-in protection on $name, over HTTP
   it('one address trying many e-mails is blocked after 100 failures, for a day, even for an owner’s right password', async () => {
     const owner = await createTestStore(h);
     const guesser = browserAt('127.0.0.3');
-    for (let failure = 1; failure < FAILURES_PER_ADDRESS_PER_DAY; failure += 1) expectWrongPassword(await guesser.signIn(`nobody-${failure}@example.com`, WRONG_PASSWORD));
+    for (let failure = 1; failure < FAILURES_PER_ADDRESS_PER_DAY; failure += 1)
+      expectWrongPassword(await guesser.signIn(`nobody-${failure}@example.com`, WRONG_PASSWORD));
     const blocking = await guesser.signIn('nobody-last@example.com', WRONG_PASSWORD);
     expectRefused(blocking, ADDRESS_BLOCK_S);
     expect(blocking.text).toContain('Try again in 24 hours.');
@@ -156,13 +157,17 @@ describe.each(testDatabases())('dashboard sign-in protection on $name, over HTTP
     const comparable = (response: PlainResponse, email: string) => ({
       status: response.status,
       retryAfter: response.headers['retry-after'],
-      headerNames: Object.keys(response.headers).filter((name) => !['date', 'x-request-id'].includes(name)).sort(),
+      headerNames: Object.keys(response.headers)
+        .filter((name) => !['date', 'x-request-id'].includes(name))
+        .sort(),
       text: response.text.replaceAll(email, '<email>').replace(/name="csrf" value="[^"]*"/, 'name="csrf" value="<csrf>"'),
     });
     const known = browserAt('127.0.0.5');
     const unknown = browserAt('127.0.0.6');
     expect(comparable(await failUntilBlocked(known, owner.email), owner.email)).toEqual(comparable(await failUntilBlocked(unknown, stranger), stranger));
-    expect(comparable(await known.signIn(owner.email, owner.password), owner.email)).toEqual(comparable(await unknown.signIn(stranger, WRONG_PASSWORD), stranger));
+    expect(comparable(await known.signIn(owner.email, owner.password), owner.email)).toEqual(
+      comparable(await unknown.signIn(stranger, WRONG_PASSWORD), stranger),
+    );
   });
 
   describe('the counted address', () => {
@@ -192,13 +197,18 @@ describe.each(testDatabases())('dashboard sign-in protection on $name, over HTTP
     const second = await anotherApp({}, createServices({ db: secondDatabase, clock: h.clock, rateLimits: { perInstallation: 1000, perClient: 1000 } }));
     const throughFirst = browserAt('127.0.0.1');
     const throughSecond = browserAt('127.0.0.1', second);
-    for (let failure = 1; failure < FAILURES_IN_A_ROW; failure += 1) expectWrongPassword(await (failure % 2 === 0 ? throughFirst : throughSecond).signIn(owner.email, WRONG_PASSWORD));
+    for (let failure = 1; failure < FAILURES_IN_A_ROW; failure += 1)
+      expectWrongPassword(await (failure % 2 === 0 ? throughFirst : throughSecond).signIn(owner.email, WRONG_PASSWORD));
     expectRefused(await throughFirst.signIn(owner.email, WRONG_PASSWORD), FIRST_PAIR_BLOCK_S);
     expectRefused(await throughSecond.signIn(owner.email, owner.password), FIRST_PAIR_BLOCK_S);
   });
 
   describe('cookies', () => {
-    const attributes = (line: string) => line.split(';').slice(1).map((part) => part.trim().toLowerCase());
+    const attributes = (line: string) =>
+      line
+        .split(';')
+        .slice(1)
+        .map((part) => part.trim().toLowerCase());
 
     it('the session cookie is HttpOnly, SameSite=Lax, for the whole origin, for 12 hours; the form token cookie lasts the browser session and is dropped at sign-in', async () => {
       const owner = await createTestStore(h);

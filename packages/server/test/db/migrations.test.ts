@@ -5,10 +5,28 @@ import { brokenUniqueIndex } from '../../src/db/transactions';
 import { testDatabases } from '../support/databases';
 
 const TABLES = [
-  'store_owners', 'stores', 'apps', 'app_versions', 'client_secrets', 'installations', 'authorization_codes',
-  'grants', 'token_operations', 'tokens', 'launch_tokens', 'dashboard_sessions', 'outbox_events',
-  'authorization_requests', 'rate_limit_windows', 'service_keys', 'idempotency_keys',
-  'categories', 'products', 'inventory_adjustments', 'digital_units', 'sign_in_limits',
+  'store_owners',
+  'stores',
+  'apps',
+  'app_versions',
+  'client_secrets',
+  'installations',
+  'authorization_codes',
+  'grants',
+  'token_operations',
+  'tokens',
+  'launch_tokens',
+  'dashboard_sessions',
+  'outbox_events',
+  'authorization_requests',
+  'rate_limit_windows',
+  'service_keys',
+  'idempotency_keys',
+  'categories',
+  'products',
+  'inventory_adjustments',
+  'digital_units',
+  'sign_in_limits',
 ];
 
 describe.each(testDatabases())('schema on $name', (testDatabase) => {
@@ -33,7 +51,12 @@ describe.each(testDatabases())('schema on $name', (testDatabase) => {
     expect(read).toMatchObject({ created_at: 1795338000456, currency: 'SAR', timezone: 'Asia/Riyadh', routing_state: 'active', route_epoch: 1 });
     // The driver's error is read as the unique index it broke (better-sqlite3's errors come from
     // another realm under jest, so they are inspected, not matched with instanceof).
-    const refused = await database('stores').insert({ ...store, id: randomUUID() }).then(() => undefined, (error: unknown) => error);
+    const refused = await database('stores')
+      .insert({ ...store, id: randomUUID() })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
     expect(brokenUniqueIndex(refused)).toContain('domain');
     expect(brokenUniqueIndex(new Error('UNIQUE constraint failed: stores.domain'))).toBeUndefined();
     const [stored] = await database('stores').where({ domain: store.domain }).count({ n: '*' });

@@ -1,6 +1,6 @@
+import Database from 'better-sqlite3';
 import type { Knex } from 'knex';
 import { createDatabase } from '../../src/db/connection';
-import Database from 'better-sqlite3';
 import { noteRequestArrival, selectRows } from '../../src/db/reads';
 import { testDatabases } from '../support/databases';
 
@@ -16,12 +16,18 @@ describe.each(testDatabases())('hot-path reads (selectRows) on $name', (testData
       table.integer('id').primary();
       table.string('label').notNullable();
     });
-    await db('read_probe').insert([{ id: 1, label: 'one' }, { id: 2, label: 'two' }]);
+    await db('read_probe').insert([
+      { id: 1, label: 'one' },
+      { id: 2, label: 'two' },
+    ]);
   });
   afterAll(() => testDatabase.close());
 
   it('reads rows as plain objects by their column names, the same text on both databases', async () => {
-    expect(await selectRows(db, 'select id, label from read_probe where id > ? order by id', [0])).toEqual([{ id: 1, label: 'one' }, { id: 2, label: 'two' }]);
+    expect(await selectRows(db, 'select id, label from read_probe where id > ? order by id', [0])).toEqual([
+      { id: 1, label: 'one' },
+      { id: 2, label: 'two' },
+    ]);
     expect(await selectRows(db, READ, [3])).toEqual([]);
   });
 
@@ -36,7 +42,7 @@ describe.each(testDatabases())('hot-path reads (selectRows) on $name', (testData
     expect(await labelOf(db, 1)).toBe('eins');
   });
 
-  it('sees a transaction\'s own writes inside it, and outside it only once committed; nothing of a rollback', async () => {
+  it("sees a transaction's own writes inside it, and outside it only once committed; nothing of a rollback", async () => {
     await db('read_probe').where({ id: 2 }).update({ label: 'two' });
     expect(await labelOf(db, 2)).toBe('two');
     const inside: (string | undefined)[] = [];
@@ -64,7 +70,6 @@ describe.each(testDatabases())('hot-path reads (selectRows) on $name', (testData
         elsewhere.close();
       }
     });
-
 
     it('reads again after another connection commits (another process, such as the svc CLI, on the same file)', async () => {
       const dataDir = (db.client.config.connection as { filename: string }).filename.replace(/\/[^/]+$/, '');

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type request from 'supertest';
-import { issueSecret } from '../../src/credentials/secrets';
 import { ACCESS_SECONDS } from '../../src/core/limits';
+import { issueSecret } from '../../src/credentials/secrets';
 import type { TokenResponse } from '../../src/oauth/token-endpoint';
 import { endStoreMigration, startStoreMigration } from '../../src/platform/stores';
 import { expectError, me, refreshTokens, storeApi } from '../support/auth-steps';
 import { testDatabases } from '../support/databases';
-import { type AppFixture, type Harness, type StoreFixture, createTestApp, createTestStore, installWithTokens, suiteHarness } from '../support/harness';
+import { type AppFixture, createTestApp, createTestStore, type Harness, installWithTokens, type StoreFixture, suiteHarness } from '../support/harness';
 
 /** 401 UNAUTHENTICATED with a Bearer challenge naming the realm. */
 function expectUnauthenticated(response: request.Response): void {

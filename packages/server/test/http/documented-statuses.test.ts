@@ -77,16 +77,27 @@ describe.each(testDatabases())('an answer with a status its operation does not d
   });
 
   describe('refusals that come before the handler are documented on every operation that takes no body', () => {
-    const bodyless = (Object.values(operationTable) as OperationEntry[]).filter((entry) => entry.requestMediaTypes.length === 0 && !isNotImplemented(handlers[entry.operationId as keyof typeof handlers]));
+    const bodyless = (Object.values(operationTable) as OperationEntry[]).filter(
+      (entry) => entry.requestMediaTypes.length === 0 && !isNotImplemented(handlers[entry.operationId as keyof typeof handlers]),
+    );
     const call = (entry: OperationEntry, query = '') => {
       const example = exampleRequest(entry);
       const url = example.url.replace('5c9f1e2d-3b4a-4c6d-8e7f-9a0b1c2d3e4f', storeId);
-      return request(h.app)[entry.method](`${url}${url.includes('?') ? '&' : '?'}${query}`).set(example.headers).set('Authorization', `Bearer ${accessToken}`);
+      return request(h.app)
+        [entry.method](`${url}${url.includes('?') ? '&' : '?'}${query}`)
+        .set(example.headers)
+        .set('Authorization', `Bearer ${accessToken}`);
     };
     const cases = bodyless.map((entry) => [entry.operationId, entry] as const);
 
     it.each(cases)('%s with a body over 65536 bytes: 413 PAYLOAD_TOO_LARGE', async (_id, entry) => {
-      expectError(await call(entry).set('Content-Type', 'application/json').send(JSON.stringify({ note: OVERSIZED_TEXT })), 413, 'PAYLOAD_TOO_LARGE');
+      expectError(
+        await call(entry)
+          .set('Content-Type', 'application/json')
+          .send(JSON.stringify({ note: OVERSIZED_TEXT })),
+        413,
+        'PAYLOAD_TOO_LARGE',
+      );
     });
 
     it.each(cases)('%s with a text body: 415 UNSUPPORTED_MEDIA_TYPE', async (_id, entry) => {

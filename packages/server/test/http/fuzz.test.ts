@@ -82,7 +82,13 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
     tokens.refresh = (await installWithTokens(h, store, oauthClient, ['products:read'])).refresh_token;
     const category = await createCategory(h.db, { storeId: store.store.id, installationId: null, now: h.clock.now() }, { name: 'Perfumes' });
     ids.category = category.id;
-    ids.product = await insertProduct(h.db, store.store.id, { name: 'Royal Oud', category_id: category.id, quantity: 10, price_halalas: 34900, price_state: 'ready' });
+    ids.product = await insertProduct(h.db, store.store.id, {
+      name: 'Royal Oud',
+      category_id: category.id,
+      quantity: 10,
+      price_halalas: 34900,
+      price_state: 'ready',
+    });
     const digital = await insertProduct(h.db, store.store.id, { name: 'Gift card', product_kind: 'digital' });
     await insertDigitalUnits(h.db, store.store.id, digital, ['CODE-1', 'CODE-2']);
   });
@@ -92,8 +98,24 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
     const bearer = (token: string) => `Bearer ${token}`;
     const byCaller: Record<Caller, string | undefined> =
       entry.auth === 'client'
-        ? { own: oauthClient.basic, none: undefined, garbage: 'Basic !!!', 'other-store': ownClient.basic, 'narrow-scope': oauthClient.basic, 'other-scheme': bearer(tokens.own), 'wrong-secret': basicHeader(oauthClient.app.id, `svc_cs_${'A'.repeat(43)}`) }
-        : { own: bearer(tokens.own), none: undefined, garbage: 'Bearer svc_at_garbage', 'other-store': bearer(tokens.otherStore), 'narrow-scope': bearer(tokens.narrow), 'other-scheme': ownClient.basic, 'wrong-secret': bearer(tokens.refresh) };
+        ? {
+            own: oauthClient.basic,
+            none: undefined,
+            garbage: 'Basic !!!',
+            'other-store': ownClient.basic,
+            'narrow-scope': oauthClient.basic,
+            'other-scheme': bearer(tokens.own),
+            'wrong-secret': basicHeader(oauthClient.app.id, `svc_cs_${'A'.repeat(43)}`),
+          }
+        : {
+            own: bearer(tokens.own),
+            none: undefined,
+            garbage: 'Bearer svc_at_garbage',
+            'other-store': bearer(tokens.otherStore),
+            'narrow-scope': bearer(tokens.narrow),
+            'other-scheme': ownClient.basic,
+            'wrong-secret': bearer(tokens.refresh),
+          };
     return byCaller[caller];
   }
 
@@ -117,7 +139,13 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
     const example = exampleBody(entry);
     const body: Draft['body'] =
       entry.operationId === 'oauth.token'
-        ? { kind: 'form', pairs: [['grant_type', 'refresh_token'], ['refresh_token', tokens.refresh]] }
+        ? {
+            kind: 'form',
+            pairs: [
+              ['grant_type', 'refresh_token'],
+              ['refresh_token', tokens.refresh],
+            ],
+          }
         : example === undefined
           ? { kind: 'none' }
           : example.contentType === 'application/x-www-form-urlencoded'
@@ -127,7 +155,9 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
   }
 
   it('fuzzes every built operation (a stub is skipped until it is built)', () => {
-    expect(built.map((entry) => entry.operationId)).toEqual(expect.arrayContaining(['me', 'products.create', 'products.list', 'categories.update', 'inventory.adjust', 'oauth.token', 'oauth.authorize']));
+    expect(built.map((entry) => entry.operationId)).toEqual(
+      expect.arrayContaining(['me', 'products.create', 'products.list', 'categories.update', 'inventory.adjust', 'oauth.token', 'oauth.authorize']),
+    );
   });
 
   /** Sends the draft and holds its answer to the rules: no 5xx; a refusal in the error format with its request id, having stored nothing. */
@@ -140,14 +170,20 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
     if (typeof body.error?.code !== 'string' || typeof body.error.message !== 'string') throw failure(draft, response, 'A refusal outside the error format');
     if (body.meta?.request_id !== response.headers['x-request-id']) throw failure(draft, response, 'meta.request_id is not the X-Request-Id header');
     const after = await snapshot(h.db);
-    if (JSON.stringify(after) !== JSON.stringify(before)) throw failure(draft, response, `A refused request changed what is stored: ${JSON.stringify(before)} → ${JSON.stringify(after)}`);
+    if (JSON.stringify(after) !== JSON.stringify(before))
+      throw failure(draft, response, `A refused request changed what is stored: ${JSON.stringify(before)} → ${JSON.stringify(after)}`);
   }
 
   const cases = built.map((entry, index) => [entry.operationId, entry, index] as const);
 
   it.each(cases)('%s: each odd input on its own gets a sound answer', async (_operationId, entry) => {
     const base = await baseDraft(entry);
-    const fields = base.body.kind === 'json' && base.body.value !== null && typeof base.body.value === 'object' ? Object.keys(base.body.value) : base.body.kind === 'form' ? base.body.pairs.map(([name]) => name) : [];
+    const fields =
+      base.body.kind === 'json' && base.body.value !== null && typeof base.body.value === 'object'
+        ? Object.keys(base.body.value)
+        : base.body.kind === 'form'
+          ? base.body.pairs.map(([name]) => name)
+          : [];
     for (const change of singleMutations(entry, fields)) await expectSoundAnswer(mutate(await baseDraft(entry), change));
   });
 

@@ -31,11 +31,13 @@ function freshScope(name = 'Oud Royal'): IdempotencyScope {
 }
 
 /** The work of a create: records its effect (a row of the scratch table) and answers 201 with an ETag. */
-const create = (scope: IdempotencyScope, name = 'Oud Royal') => async (trx: Knex.Transaction): Promise<WorkResponse<Created>> => {
-  const id = randomUUID();
-  await trx(EFFECTS).insert({ id, idempotency_key: scope.key });
-  return { status: 201, body: { id, name }, headers: { ETag: `"p1.1.${'x'.repeat(43)}"` } };
-};
+const create =
+  (scope: IdempotencyScope, name = 'Oud Royal') =>
+  async (trx: Knex.Transaction): Promise<WorkResponse<Created>> => {
+    const id = randomUUID();
+    await trx(EFFECTS).insert({ id, idempotency_key: scope.key });
+    return { status: 201, body: { id, name }, headers: { ETag: `"p1.1.${'x'.repeat(43)}"` } };
+  };
 
 /** A gate the test opens later: work that waits on it stays in flight. */
 function gate(): { open: () => void; passed: Promise<void> } {

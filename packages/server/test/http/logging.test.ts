@@ -1,13 +1,13 @@
 import { Writable } from 'node:stream';
 import request from 'supertest';
 import { createApp } from '../../src/app';
+import * as passwords from '../../src/credentials/passwords';
 import { handlers as generatedHandlers } from '../../src/generated/registry';
 import { createLogger } from '../../src/http/request-log';
-import * as passwords from '../../src/credentials/passwords';
-import { CookieJar, inputValue } from '../support/browser';
 import { approveInBrowser, signIn } from '../support/auth-steps';
+import { CookieJar, inputValue } from '../support/browser';
 import { testDatabases } from '../support/databases';
-import { type AppFixture, type StoreFixture, UUID, createTestApp, createTestStore, installWithTokens, suiteHarness } from '../support/harness';
+import { type AppFixture, createTestApp, createTestStore, installWithTokens, type StoreFixture, suiteHarness, UUID } from '../support/harness';
 import { postToken, refreshBody } from '../support/token-client';
 
 /** A request's line as the log holds it. */
@@ -34,7 +34,14 @@ const ERROR = 50;
 class LogCapture {
   text = '';
 
-  readonly logger = createLogger({ level: 'info', environment: 'test' }, { write: (line: string) => void (this.text += line) });
+  readonly logger = createLogger(
+    { level: 'info', environment: 'test' },
+    {
+      write: (line: string) => {
+        this.text += line;
+      },
+    },
+  );
 
   lines(): LogLine[] {
     return this.text
@@ -160,7 +167,11 @@ describe.each(testDatabases())('request logs ($name)', (database) => {
     it('a dashboard action: the template with its parameters unfilled', async () => {
       const jar = new CookieJar();
       await signIn(h.app, jar, store);
-      const response = await request(h.app).post(`/dashboard/stores/${store.store.id}/installations/${installationId}/open`).set('Cookie', jar.header()).type('form').send({ csrf: 'not-the-token' });
+      const response = await request(h.app)
+        .post(`/dashboard/stores/${store.store.id}/installations/${installationId}/open`)
+        .set('Cookie', jar.header())
+        .type('form')
+        .send({ csrf: 'not-the-token' });
       expect(response.status).toBe(403);
       const line = await log.lineOf(response);
       expect(line).toMatchObject({ method: 'POST', route: '/dashboard/stores/:storeId/installations/:installationId/open', status: 403 });
@@ -187,7 +198,12 @@ describe.each(testDatabases())('request logs ($name)', (database) => {
     const loginPage = await request(h.app).get('/dashboard/login');
     const csrfCookie = (loginPage.headers['set-cookie'] as unknown as string[])[0]?.split(';')[0] as string;
     secrets.push(csrfCookie.split('=')[1] as string);
-    await request(h.app).post('/dashboard/login').set('Cookie', csrfCookie).type('form').send({ csrf: inputValue(loginPage.text, 'csrf'), email: store.email, password: wrongPassword }).expect(401);
+    await request(h.app)
+      .post('/dashboard/login')
+      .set('Cookie', csrfCookie)
+      .type('form')
+      .send({ csrf: inputValue(loginPage.text, 'csrf'), email: store.email, password: wrongPassword })
+      .expect(401);
     // The browser flow: a session cookie, the authorize query's state, the code in the redirect.
     const flow = await approveInBrowser(h.app, store, client, ['products:read']);
     const session = flow.jar.header();
@@ -196,7 +212,12 @@ describe.each(testDatabases())('request logs ($name)', (database) => {
     const code = flow.callback.searchParams.get('code') as string;
     secrets.push(code, flow.query.state as string);
     // Exchanging the code (Basic header, code in the body) and the tokens it answers with.
-    const exchanged = await postToken(h.app, client.basic, { grant_type: 'authorization_code', code, redirect_uri: flow.query.redirect_uri as string, code_verifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk' }).expect(200);
+    const exchanged = await postToken(h.app, client.basic, {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: flow.query.redirect_uri as string,
+      code_verifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk',
+    }).expect(200);
     secrets.push(exchanged.body.access_token as string, exchanged.body.refresh_token as string);
 
     await log.linesOf(exchanged.headers['x-request-id'] as string);
@@ -228,7 +249,14 @@ describe.each(testDatabases())('request logs ($name)', (database) => {
       const lines = await log.linesOf(response.body.meta.request_id as string);
       expect(lines).toHaveLength(1);
       const line = lines[0] as LogLine;
-      expect(line).toMatchObject({ level: ERROR, operation_id: 'me', status: 500, err_code: 'INTERNAL', store_id: store.store.id, installation_id: installationId });
+      expect(line).toMatchObject({
+        level: ERROR,
+        operation_id: 'me',
+        status: 500,
+        err_code: 'INTERNAL',
+        store_id: store.store.id,
+        installation_id: installationId,
+      });
       expect(line.err).toMatchObject({ type: 'Error', message: failure });
       expect(line.err?.stack).toContain(failure);
       expect(line.err?.stack).toContain('logging.test.ts');
@@ -239,7 +267,11 @@ describe.each(testDatabases())('request logs ($name)', (database) => {
       const app = createApp({ config: { validateResponses: true, exposeInternalErrors: false }, services: h.services, logger: log.logger });
       const loginPage = await request(app).get('/dashboard/login');
       const csrfCookie = (loginPage.headers['set-cookie'] as unknown as string[])[0]?.split(';')[0] as string;
-      const response = await request(app).post('/dashboard/login').set('Cookie', csrfCookie).type('form').send({ csrf: inputValue(loginPage.text, 'csrf'), email: store.email, password: store.password });
+      const response = await request(app)
+        .post('/dashboard/login')
+        .set('Cookie', csrfCookie)
+        .type('form')
+        .send({ csrf: inputValue(loginPage.text, 'csrf'), email: store.email, password: store.password });
       expect(response.status).toBe(500);
       expect(response.text).not.toContain(failure);
       const requestId = response.headers['x-request-id'] as string;

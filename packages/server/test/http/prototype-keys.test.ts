@@ -1,6 +1,6 @@
 import { type OperationEntry, operationTable } from '@svc/contract';
 import request from 'supertest';
-import { requireScopes, type Principal } from '../../src/http/bearer';
+import { type Principal, requireScopes } from '../../src/http/bearer';
 import { toDetail } from '../../src/http/error-mapper';
 import { parseFormEncoded } from '../../src/http/form-encoding';
 import { canonicalJson } from '../../src/http/idempotency';
@@ -44,7 +44,9 @@ describe('lookups keyed by what a client sent never reach Object.prototype', () 
   });
 
   it('requireScopes still asks for the field scope of a field that has one', () => {
-    expect(() => requireScopes(principalWith(['products:write']), productsCreate, { price: '1.00' })).toThrow(expect.objectContaining({ code: 'INSUFFICIENT_SCOPE' }));
+    expect(() => requireScopes(principalWith(['products:write']), productsCreate, { price: '1.00' })).toThrow(
+      expect.objectContaining({ code: 'INSUFFICIENT_SCOPE' }),
+    );
   });
 
   it('the canonical JSON of an Idempotency-Key request keeps a "__proto__" key, so the request hash tells such bodies apart', () => {
@@ -87,7 +89,9 @@ describe.each(testDatabases())('a prototype key where none is expected answers 4
   const cases = bodyless.flatMap((entry) => PROTOTYPE_KEYS.map((key) => [entry.operationId, key, entry] as const));
 
   it('covers every operation that takes no body', () => {
-    expect(bodyless.map((entry) => entry.operationId)).toEqual(expect.arrayContaining(['me', 'products.list', 'products.get', 'oauth.authorize', 'webhooks.test']));
+    expect(bodyless.map((entry) => entry.operationId)).toEqual(
+      expect.arrayContaining(['me', 'products.list', 'products.get', 'oauth.authorize', 'webhooks.test']),
+    );
   });
 
   it.each(cases)('%s with the JSON body {"%s":1}: 415 UNSUPPORTED_MEDIA_TYPE in the error format', async (_operationId, key, entry) => {

@@ -2,7 +2,7 @@ import request from 'supertest';
 import { createCategory } from '../../src/domain/catalog/categories/changes';
 import { expectError } from '../support/auth-steps';
 import { authorizeQuery, authorizeUrl } from '../support/browser';
-import { type StoreApi, insertProduct, storeWithFullAccess } from '../support/catalog-fixtures';
+import { insertProduct, type StoreApi, storeWithFullAccess } from '../support/catalog-fixtures';
 import { testDatabases } from '../support/databases';
 import { type AppFixture, createTestApp, type StoreFixture, suiteHarness } from '../support/harness';
 

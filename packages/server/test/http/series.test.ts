@@ -15,10 +15,12 @@ function appOf(handlers: RequestHandler[]) {
   return app;
 }
 
-const mark = (name: string): RequestHandler => (_req, res, next) => {
-  (res.locals.ran as string[]).push(name);
-  next();
-};
+const mark =
+  (name: string): RequestHandler =>
+  (_req, res, next) => {
+    (res.locals.ran as string[]).push(name);
+    next();
+  };
 
 describe('inSeries', () => {
   it('runs the handlers in order, then goes on', async () => {
@@ -34,7 +36,11 @@ describe('inSeries', () => {
     const rejected: RequestHandler = async () => {
       throw new Error('rejected');
     };
-    for (const [failing, message] of [[passed, 'passed'], [thrown, 'thrown'], [rejected, 'rejected']] as const) {
+    for (const [failing, message] of [
+      [passed, 'passed'],
+      [thrown, 'thrown'],
+      [rejected, 'rejected'],
+    ] as const) {
       const response = await request(appOf([mark('a'), failing, mark('b')])).get('/');
       expect({ status: response.status, body: response.body }).toEqual({ status: 500, body: { ran: ['a'], ended: message } });
     }
@@ -50,7 +56,13 @@ describe('inSeries', () => {
 describe('underPath', () => {
   it('runs the handler for the prefix and the paths below it only', async () => {
     const app = appOf([underPath('/oauth', mark('oauth'))]);
-    for (const [path, ran] of [['/oauth', ['oauth']], ['/oauth/token', ['oauth']], ['/oauthx', []], ['/stores/oauth', []], ['/', []]] as const) {
+    for (const [path, ran] of [
+      ['/oauth', ['oauth']],
+      ['/oauth/token', ['oauth']],
+      ['/oauthx', []],
+      ['/stores/oauth', []],
+      ['/', []],
+    ] as const) {
       expect({ path, ran: (await request(app).get(path)).body.ran }).toEqual({ path, ran });
     }
   });

@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { hashSecret } from '../../src/credentials/secrets';
-import { SESSION_MS, currentSession, startSession } from '../../src/dashboard/sessions';
+import { currentSession, SESSION_MS, startSession } from '../../src/dashboard/sessions';
 import { IDEMPOTENCY_TTL_MS, requestHashOf, runIdempotently } from '../../src/http/idempotency';
 import { describeSweeps, runHousekeeping, scheduleHousekeeping } from '../../src/jobs/housekeeping';
 import { CODE_MS, CONSENT_MS } from '../../src/oauth/consent';
-import { LAUNCH_MS, issueLaunch, verifyLaunch } from '../../src/oauth/launch';
+import { issueLaunch, LAUNCH_MS, verifyLaunch } from '../../src/oauth/launch';
 import { lookupOperation } from '../../src/oauth/operations';
 import { requestTokens } from '../../src/oauth/token-endpoint';
 import { LATE_USE_EXPLAINED_MS, type TableSweep } from '../../src/platform/housekeeping';
-import { MAX_QUOTA_WINDOW_MS, type Quota, databaseCounter, rateLimiter } from '../../src/platform/rate-limit';
-import { REFRESH_MS } from '../../src/platform/tokens';
 import { uninstall } from '../../src/platform/installations';
+import { databaseCounter, MAX_QUOTA_WINDOW_MS, type Quota, rateLimiter } from '../../src/platform/rate-limit';
+import { REFRESH_MS } from '../../src/platform/tokens';
 import { testDatabases } from '../support/databases';
 import {
   type AppFixture,
@@ -55,7 +55,10 @@ describe.each(testDatabases())('housekeeping on $name', (testDatabase) => {
   /** A fresh code and the row it made, not yet exchanged. */
   async function newCode(): Promise<{ code: string; row: { id: string; expires_at: number } }> {
     const code = await approveAndGetCode(h, store, client, SCOPES);
-    const row = await h.db('authorization_codes').where({ code_hash: hashSecret(code) }).first();
+    const row = await h
+      .db('authorization_codes')
+      .where({ code_hash: hashSecret(code) })
+      .first();
     return { code, row };
   }
 
@@ -114,7 +117,10 @@ describe.each(testDatabases())('housekeeping on $name', (testDatabase) => {
       expect(await present('authorization_codes', { id: row.id })).toBe(true);
 
       expect(await apiErrorFrom(exchange(code, 'another-verifier-'.repeat(3)))).toMatchObject({ code: 'INVALID_CODE' });
-      const refresh = await h.db('tokens').where({ token_hash: hashSecret(tokens.refresh_token) }).first();
+      const refresh = await h
+        .db('tokens')
+        .where({ token_hash: hashSecret(tokens.refresh_token) })
+        .first();
       expect(refresh.revoked_at).toBe(h.clock.now());
       await sweep();
       expect(await present('authorization_codes', { id: row.id })).toBe(false); // nothing left to revoke
@@ -147,7 +153,10 @@ describe.each(testDatabases())('housekeeping on $name', (testDatabase) => {
       const where = { token_hash: hashSecret(token) };
       h.clock.set(issuedAt + LAUNCH_MS + LATE_USE_EXPLAINED_MS - 1);
       await sweep();
-      expect(await apiErrorFrom(verifyLaunch(h.services, client.app.id, launchUrl))).toMatchObject({ code: 'INVALID_LAUNCH', message: expect.stringContaining('expired') });
+      expect(await apiErrorFrom(verifyLaunch(h.services, client.app.id, launchUrl))).toMatchObject({
+        code: 'INVALID_LAUNCH',
+        message: expect.stringContaining('expired'),
+      });
       await expectKeptUntil('launch_tokens', where, issuedAt + LAUNCH_MS + LATE_USE_EXPLAINED_MS);
     });
   });
@@ -218,7 +227,11 @@ describe.each(testDatabases())('housekeeping on $name', (testDatabase) => {
 
     async function windows(count: number, windowStart: number): Promise<string[]> {
       const buckets = Array.from({ length: count }, () => `batch:${randomUUID()}`);
-      await h.db.batchInsert('rate_limit_windows', buckets.map((bucket) => ({ bucket, window_start: windowStart, hits: 1 })), 500);
+      await h.db.batchInsert(
+        'rate_limit_windows',
+        buckets.map((bucket) => ({ bucket, window_start: windowStart, hits: 1 })),
+        500,
+      );
       return buckets;
     }
 
@@ -248,7 +261,6 @@ describe.each(testDatabases())('housekeeping on $name', (testDatabase) => {
       expect(sweepOf(second, 'rate_limit_windows')).toMatchObject({ deleted: 2, capped: false });
       expect(await remaining(expired)).toBe(0);
     });
-
   });
 
   it('sweeps every table whose rows expire', async () => {

@@ -2,20 +2,11 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { addVersion, registerApp } from '../../src/platform/apps';
 import { startStoreMigration } from '../../src/platform/stores';
-import { CookieJar, authorizeQuery, authorizeUrl, consentScopeLines } from '../support/browser';
 import { approveInBrowser, exchangeCode, expectError, signIn } from '../support/auth-steps';
+import { authorizeQuery, authorizeUrl, CookieJar, consentScopeLines } from '../support/browser';
 import { testDatabases } from '../support/databases';
+import { type AppFixture, basicHeader, createTestApp, createTestStore, LAUNCH_URL, REDIRECT_URI, type StoreFixture, suiteHarness } from '../support/harness';
 import { specDescriptionOf, specScopeDependencies } from '../support/spec-scopes';
-import {
-  type AppFixture,
-  basicHeader,
-  createTestApp,
-  createTestStore,
-  LAUNCH_URL,
-  REDIRECT_URI,
-  type StoreFixture,
-  suiteHarness,
-} from '../support/harness';
 
 const REQUIRED_PARAMETERS = ['response_type', 'client_id', 'store_id', 'redirect_uri', 'state', 'code_challenge', 'code_challenge_method', 'scope'];
 const LOGIN_REDIRECT = /^\/dashboard\/login\?return_to=%2Foauth%2Fauthorize%3F/;
@@ -207,7 +198,11 @@ describe.each(testDatabases())('GET /oauth/authorize on $name', (testDatabase) =
     });
 
     it('an unknown store comes before an unknown client and a bad redirect_uri', async () => {
-      await expectRefused(authorizeUrl(query({ store_id: randomUUID(), client_id: randomUUID(), redirect_uri: 'https://evil.example/cb' })), 404, 'STORE_NOT_FOUND');
+      await expectRefused(
+        authorizeUrl(query({ store_id: randomUUID(), client_id: randomUUID(), redirect_uri: 'https://evil.example/cb' })),
+        404,
+        'STORE_NOT_FOUND',
+      );
     });
 
     it('an unknown client comes before a bad redirect_uri', async () => {
@@ -240,7 +235,9 @@ describe.each(testDatabases())('GET /oauth/authorize on $name', (testDatabase) =
       const response = await authorize(authorizeUrl(query()), jar);
       expect(response.status).toBe(302);
       expect(response.headers.location).toMatch(LOGIN_REDIRECT);
-      const login = await request(h.app).get(response.headers.location as string).set('Cookie', jar.header());
+      const login = await request(h.app)
+        .get(response.headers.location as string)
+        .set('Cookie', jar.header());
       expect(login.text).toContain('does not own this store');
     });
 
@@ -249,7 +246,9 @@ describe.each(testDatabases())('GET /oauth/authorize on $name', (testDatabase) =
       await signIn(h.app, jar, store);
       const consent = await authorize(authorizeUrl(authorizeQuery(store, client, ['products:read', 'products:write', 'orders:read'])), jar);
       expect(consent.status).toBe(200);
-      expect(consentScopeLines(consent.text)).toEqual(['products:read', 'products:write', 'orders:read'].map((scope) => ({ words: specDescriptionOf(scope), scope })));
+      expect(consentScopeLines(consent.text)).toEqual(
+        ['products:read', 'products:write', 'orders:read'].map((scope) => ({ words: specDescriptionOf(scope), scope })),
+      );
       const tickable = [...consent.text.matchAll(/<input type="checkbox" name="optional_scope" value="([^"]+)"/g)].map((match) => match[1]);
       expect(tickable.sort()).toEqual(['orders:read', 'products:write']);
     });
@@ -279,12 +278,21 @@ describe.each(testDatabases())('GET /oauth/authorize on $name', (testDatabase) =
     it('the redirect keeps the query of a registered redirect URL', async () => {
       const registered = 'https://app.example.com/cb?tenant=7';
       const { app, clientSecret } = await registerApp(h.services, { name: 'Tenant App' });
-      const version = await addVersion(h.services, app.id, { redirectUrls: [registered], launchUrl: LAUNCH_URL, requiredScopes: ['products:read'], optionalScopes: [] });
+      const version = await addVersion(h.services, app.id, {
+        redirectUrls: [registered],
+        launchUrl: LAUNCH_URL,
+        requiredScopes: ['products:read'],
+        optionalScopes: [],
+      });
       const tenantApp: AppFixture = { app, version, clientSecret, basic: basicHeader(app.id, clientSecret) };
       await expectRefused(authorizeUrl(query({ redirect_uri: 'https://app.example.com/cb' }, tenantApp)), 400, 'REDIRECT_URI_MISMATCH');
       await expectRefused(authorizeUrl(query({ redirect_uri: 'https://app.example.com/cb?tenant=8' }, tenantApp)), 400, 'REDIRECT_URI_MISMATCH');
 
-      const { query: sent, answered, callback } = await approveInBrowser(h.app, store, tenantApp, ['products:read'], { overrides: { redirect_uri: registered } });
+      const {
+        query: sent,
+        answered,
+        callback,
+      } = await approveInBrowser(h.app, store, tenantApp, ['products:read'], { overrides: { redirect_uri: registered } });
       expect(answered.headers.location).toMatch(/^https:\/\/app\.example\.com\/cb\?tenant=7&/);
       expect(Object.fromEntries(callback.searchParams)).toEqual({ tenant: '7', code: expect.stringMatching(/^svc_c_/), state: sent.state });
       const tokens = await exchangeCode(h.app, tenantApp, callback.searchParams.get('code') as string, registered);

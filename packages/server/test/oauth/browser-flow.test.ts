@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { addVersion, registerApp } from '../../src/platform/apps';
 import { authorizeQuery, authorizeUrl } from '../support/browser';
 import { testDatabases } from '../support/databases';
-import { type AppFixture, RFC7636_VERIFIER, type StoreFixture, UUID, basicHeader, createTestStore, suiteHarness } from '../support/harness';
+import { type AppFixture, basicHeader, createTestStore, RFC7636_VERIFIER, type StoreFixture, suiteHarness, UUID } from '../support/harness';
 import { type Listening, listen } from '../support/listen';
 
 /**
@@ -74,7 +74,15 @@ interface OfflinePage {
     browser = await chromium.launch({
       executablePath: chromiumPath,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   }, TIMEOUT_MS);
 
@@ -126,7 +134,9 @@ interface OfflinePage {
     try {
       await opened.page.waitForURL((url) => `${url.origin}${url.pathname}` === callbackUrl, { timeout: 20_000 });
     } catch (error) {
-      throw new Error(`The browser did not reach ${callbackUrl} (at ${opened.page.url()}); console errors: ${JSON.stringify(opened.consoleErrors)}`, { cause: error });
+      throw new Error(`The browser did not reach ${callbackUrl} (at ${opened.page.url()}); console errors: ${JSON.stringify(opened.consoleErrors)}`, {
+        cause: error,
+      });
     }
     await opened.page.getByText('Callback received.').waitFor();
     expect(received).toHaveLength(before + 1);

@@ -1,16 +1,7 @@
 import request from 'supertest';
+import { answerConsentForm, authorizeQuery, authorizeUrl, CookieJar, consentScopeLines, signInAndOpenConsent } from '../support/browser';
 import { testDatabases } from '../support/databases';
-import { CookieJar, answerConsentForm, authorizeQuery, authorizeUrl, consentScopeLines, signInAndOpenConsent } from '../support/browser';
-import {
-  type AppFixture,
-  createTestApp,
-  createTestStore,
-  REDIRECT_URI,
-  RFC7636_VERIFIER,
-  type StoreFixture,
-  suiteHarness,
-  UUID,
-} from '../support/harness';
+import { type AppFixture, createTestApp, createTestStore, REDIRECT_URI, RFC7636_VERIFIER, type StoreFixture, suiteHarness, UUID } from '../support/harness';
 import { specDescriptionOf } from '../support/spec-scopes';
 
 describe.each(testDatabases())('the authorization-code flow with PKCE, browser steps included, on $name', (testDatabase) => {

@@ -1,8 +1,8 @@
 import request from 'supertest';
-import { LAUNCH_MS, issueLaunch } from '../../src/oauth/launch';
+import { issueLaunch, LAUNCH_MS } from '../../src/oauth/launch';
 import type { TokenResponse } from '../../src/oauth/token-endpoint';
-import { CookieJar } from '../support/browser';
 import { dashboardHome, expectError, installationAction, postForm, signIn } from '../support/auth-steps';
+import { CookieJar } from '../support/browser';
 import { testDatabases } from '../support/databases';
 import { type AppFixture, createTestApp, createTestStore, installWithTokens, type StoreFixture, suiteHarness } from '../support/harness';
 
@@ -109,7 +109,7 @@ describe.each(testDatabases())('POST /oauth/launch/verify on $name', (testDataba
   it.each([
     ['svc_store_id of another store', 'svc_store_id', async () => (await createTestStore(h, 'Elsewhere')).store.id],
     ['svc_timestamp a second later', 'svc_timestamp', async () => String(Math.floor(h.clock.now() / 1000) + 1)],
-    ['svc_launch_token with a broken checksum', 'svc_launch_token', async () => 'svc_lt_' + 'A'.repeat(49)],
+    ['svc_launch_token with a broken checksum', 'svc_launch_token', async () => `svc_lt_${'A'.repeat(49)}`],
   ])('a launch URL with %s is 400 INVALID_LAUNCH', async (_case, name, value) => {
     const launchUrl = await launchOf();
     await expectInvalidLaunch(client, withParameter(launchUrl, name, await value()));

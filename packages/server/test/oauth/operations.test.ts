@@ -14,9 +14,8 @@ import {
   UUID,
 } from '../support/harness';
 import {
-  type Encoding,
-  type TokenBody,
   codeBody,
+  type Encoding,
   expectAccessRefused,
   expectAccessWorks,
   expectOAuthError,
@@ -24,6 +23,7 @@ import {
   obtainTokens,
   postOAuth,
   refreshBody,
+  type TokenBody,
 } from '../support/token-client';
 
 const SCOPES = ['products:read', 'products:write'];
@@ -52,8 +52,10 @@ describe.each(testDatabases())('POST /oauth/operations/lookup, status and recove
 
   const lookup = async (client: AppFixture, body: TokenBody, encoding: Encoding = 'json') =>
     expectNoTokens(await postOAuth(h.app, '/oauth/operations/lookup', client.basic, body, encoding));
-  const status = async (client: AppFixture, operationId: string) => expectNoTokens(await postOAuth(h.app, '/oauth/operations/status', client.basic, { operation_id: operationId }));
-  const recover = async (client: AppFixture, operationId: string) => expectNoTokens(await postOAuth(h.app, '/oauth/operations/recover', client.basic, { operation_id: operationId }));
+  const status = async (client: AppFixture, operationId: string) =>
+    expectNoTokens(await postOAuth(h.app, '/oauth/operations/status', client.basic, { operation_id: operationId }));
+  const recover = async (client: AppFixture, operationId: string) =>
+    expectNoTokens(await postOAuth(h.app, '/oauth/operations/recover', client.basic, { operation_id: operationId }));
   const refreshed = (client: AppFixture, refreshToken: string) => obtainTokens(h.app, client.basic, refreshBody(refreshToken));
 
   it('recovers a lost refresh response: lookup 409 RESULT_UNAVAILABLE_REAUTHORIZE → status → recover revokes its tokens → authorize again', async () => {
@@ -126,7 +128,12 @@ describe.each(testDatabases())('POST /oauth/operations/lookup, status and recove
 
     const looked = await lookup(client, failedBody);
     expect(looked.status).toBe(200);
-    expect(looked.body).toMatchObject({ operation_id: expect.stringMatching(UUID), state: 'FAILED', grant_type: 'authorization_code', error_code: 'PKCE_MISMATCH' });
+    expect(looked.body).toMatchObject({
+      operation_id: expect.stringMatching(UUID),
+      state: 'FAILED',
+      grant_type: 'authorization_code',
+      error_code: 'PKCE_MISMATCH',
+    });
   });
 
   it('a lookup of a body this client never sent is 404 OPERATION_NOT_FOUND', async () => {

@@ -12,9 +12,9 @@ import {
   UUID,
 } from '../support/harness';
 import {
-  type Encoding,
   codeBody,
   countTokens,
+  type Encoding,
   expectAccessRefused,
   expectAccessWorks,
   expectOAuthError,
@@ -44,7 +44,8 @@ describe.each(testDatabases())('POST /oauth/token, the refresh rules, on $name',
     return { client, tokens: await installWithTokens(h, store, client, SCOPES) };
   }
 
-  const refresh = (client: AppFixture, refreshToken: string, encoding: Encoding = 'form') => postToken(h.app, client.basic, refreshBody(refreshToken), encoding);
+  const refresh = (client: AppFixture, refreshToken: string, encoding: Encoding = 'form') =>
+    postToken(h.app, client.basic, refreshBody(refreshToken), encoding);
   const refreshed = (client: AppFixture, refreshToken: string) => obtainTokens(h.app, client.basic, refreshBody(refreshToken));
   const accessWorks = (accessToken: string) => expectAccessWorks(h.app, store.store.id, accessToken);
   const accessRefused = (accessToken: string) => expectAccessRefused(h.app, store.store.id, accessToken);
@@ -166,7 +167,7 @@ describe.each(testDatabases())('POST /oauth/token, the refresh rules, on $name',
     await expectRefreshRefused(h.app, client.basic, successor.refresh_token);
   });
 
-  it("rule 7: a refresh token presented by another client is INVALID_REFRESH_TOKEN and revokes nothing", async () => {
+  it('rule 7: a refresh token presented by another client is INVALID_REFRESH_TOKEN and revokes nothing', async () => {
     const { client, tokens } = await installed();
     const other = await createTestApp(h, { name: 'Other App' });
 

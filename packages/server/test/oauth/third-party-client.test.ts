@@ -2,9 +2,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { type AccessToken, AuthorizationCode, type ModuleOptions } from 'simple-oauth2';
 import { SHARE_WINDOW_MS } from '../../src/oauth/operations';
-import { CookieJar, answerConsentForm, signInAndOpenConsent } from '../support/browser';
+import { answerConsentForm, CookieJar, signInAndOpenConsent } from '../support/browser';
 import { testDatabases } from '../support/databases';
-import { type AppFixture, REDIRECT_URI, type StoreFixture, UUID, createTestApp, createTestStore, suiteHarness } from '../support/harness';
+import { type AppFixture, createTestApp, createTestStore, REDIRECT_URI, type StoreFixture, suiteHarness, UUID } from '../support/harness';
 import { type Listening, listen } from '../support/listen';
 
 /**

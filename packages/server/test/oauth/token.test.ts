@@ -4,21 +4,19 @@ import { issueSecret } from '../../src/credentials/secrets';
 import { testDatabases } from '../support/databases';
 import {
   type AppFixture,
-  type Harness,
-  RFC7636_VERIFIER,
-  type StoreFixture,
-  UUID,
   approveAndGetCode,
   basicHeader,
   createTestApp,
   createTestStore,
-  suiteHarness,
+  RFC7636_VERIFIER,
+  type StoreFixture,
   s256,
+  suiteHarness,
+  UUID,
 } from '../support/harness';
 import {
-  type Encoding,
-  type TokenBody,
   codeBody,
+  type Encoding,
   expectAccessRefused,
   expectAccessWorks,
   expectOAuthError,
@@ -26,6 +24,7 @@ import {
   expectRefreshRefused,
   postToken,
   refreshBody,
+  type TokenBody,
 } from '../support/token-client';
 
 const SCOPES = ['products:read', 'products:write'];
@@ -38,7 +37,9 @@ const verifierOf = (length: number) => randomBytes(length).toString('base64url')
 /** A raw body of exactly `bytes` bytes: the exchange body with its verifier padded. */
 function bodyOfSize(code: string, encoding: Encoding, bytes: number): string {
   const serialize = (verifier: string) =>
-    encoding === 'json' ? JSON.stringify(codeBody(code, { code_verifier: verifier })) : new URLSearchParams(codeBody(code, { code_verifier: verifier })).toString();
+    encoding === 'json'
+      ? JSON.stringify(codeBody(code, { code_verifier: verifier }))
+      : new URLSearchParams(codeBody(code, { code_verifier: verifier })).toString();
   return serialize('v'.repeat(bytes - serialize('').length));
 }
 
@@ -104,12 +105,12 @@ describe.each(testDatabases())('POST /oauth/token, the authorization-code grant,
       expect(response.headers['www-authenticate']).toMatch(/^Basic\b/);
     });
 
-    it.each([
-      ['Basic !!not-base64!!'],
-      [`Basic ${Buffer.from('no-colon-here').toString('base64')}`],
-    ])('a malformed Basic header (%s) is 400 INVALID_REQUEST', async (authorization) => {
-      expectOAuthError(await postToken(h.app, authorization, codeBody(await newCode())), 400, 'INVALID_REQUEST');
-    });
+    it.each([['Basic !!not-base64!!'], [`Basic ${Buffer.from('no-colon-here').toString('base64')}`]])(
+      'a malformed Basic header (%s) is 400 INVALID_REQUEST',
+      async (authorization) => {
+        expectOAuthError(await postToken(h.app, authorization, codeBody(await newCode())), 400, 'INVALID_REQUEST');
+      },
+    );
   });
 
   describe('the body', () => {
@@ -117,9 +118,12 @@ describe.each(testDatabases())('POST /oauth/token, the authorization-code grant,
       expectOAuthError(await exchange({ ...codeBody(await newCode()), state: 'xyzSTATE-0123456789abcdef' }, encoding), 400, 'INVALID_REQUEST');
     });
 
-    it.each(['client_credentials', 'password', 'implicit', 'urn:ietf:params:oauth:grant-type:device_code'])('grant_type=%s is INVALID_GRANT_TYPE', async (grantType) => {
-      expectOAuthError(await exchange({ grant_type: grantType }), 400, 'INVALID_GRANT_TYPE');
-    });
+    it.each(['client_credentials', 'password', 'implicit', 'urn:ietf:params:oauth:grant-type:device_code'])(
+      'grant_type=%s is INVALID_GRANT_TYPE',
+      async (grantType) => {
+        expectOAuthError(await exchange({ grant_type: grantType }), 400, 'INVALID_GRANT_TYPE');
+      },
+    );
 
     it.each(['code', 'redirect_uri', 'code_verifier'])('an authorization_code request without %s is INVALID_GRANT', async (key) => {
       const body: TokenBody = codeBody(await newCode());
@@ -147,7 +151,12 @@ describe.each(testDatabases())('POST /oauth/token, the authorization-code grant,
 
     it.each<Encoding>(['json', 'form'])('a %s body over 65536 bytes is 413 PAYLOAD_TOO_LARGE (65536 bytes are read)', async (encoding) => {
       const code = await newCode();
-      const send = (bytes: number) => request(h.app).post('/oauth/token').set('Authorization', client.basic).type(encoding).send(bodyOfSize(code, encoding, bytes));
+      const send = (bytes: number) =>
+        request(h.app)
+          .post('/oauth/token')
+          .set('Authorization', client.basic)
+          .type(encoding)
+          .send(bodyOfSize(code, encoding, bytes));
       // Exactly 65536 bytes is read and checked: its verifier is too long.
       expectOAuthError(await send(BODY_BYTES), 400, 'INVALID_REQUEST');
       expectOAuthError(await send(BODY_BYTES + 1), 413, 'PAYLOAD_TOO_LARGE');
@@ -234,7 +243,11 @@ describe.each(testDatabases())('POST /oauth/token, the authorization-code grant,
       await exchange(refreshBody(issueSecret('refreshToken'))),
       await postToken(h.app, undefined, codeBody(code)),
       await postToken(h.app, 'Basic %%%', codeBody(code)),
-      await request(h.app).post('/oauth/token').set('Authorization', client.basic).type('json').send(bodyOfSize(code, 'json', BODY_BYTES + 1)),
+      await request(h.app)
+        .post('/oauth/token')
+        .set('Authorization', client.basic)
+        .type('json')
+        .send(bodyOfSize(code, 'json', BODY_BYTES + 1)),
     ];
     expect(responses.map((response) => response.status)).toEqual([200, 400, 400, 400, 400, 401, 400, 413]);
     for (const response of responses) expect(response.headers['cache-control']).toBe('no-store');

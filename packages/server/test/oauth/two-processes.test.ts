@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import { type TestDatabase, testDatabases } from '../support/databases';
-import { type StoreFixture, createTestApp, createTestStore, installWithTokens, suiteHarness } from '../support/harness';
+import { createTestApp, createTestStore, installWithTokens, type StoreFixture, suiteHarness } from '../support/harness';
 import { countTokens, expectAccessRefused, expectAccessWorks, expectOneSharedPair, postToken, refreshBody } from '../support/token-client';
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..', '..', '..');
@@ -75,7 +75,10 @@ describeOnPostgres(`two server processes on one PostgreSQL schema${postgres ? ''
     store = await createTestStore(h);
     const { rows } = (await h.db.raw('select current_schema() as schema')) as { rows: { schema: string }[] };
     const schema = rows[0]?.schema as string;
-    const started = await Promise.allSettled([startServerProcess(process.env.TEST_DATABASE_URL as string, schema), startServerProcess(process.env.TEST_DATABASE_URL as string, schema)]);
+    const started = await Promise.allSettled([
+      startServerProcess(process.env.TEST_DATABASE_URL as string, schema),
+      startServerProcess(process.env.TEST_DATABASE_URL as string, schema),
+    ]);
     servers = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
     const failure = started.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failure) throw failure.reason;

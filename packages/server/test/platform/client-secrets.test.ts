@@ -3,8 +3,8 @@ import type { Knex } from 'knex';
 import { hashSecret } from '../../src/credentials/secrets';
 import { issueLaunch } from '../../src/oauth/launch';
 import { revokeClientSecret, rotateClientSecret } from '../../src/platform/apps';
+import { answerConsentForm, authorizeQuery, authorizeUrl, CookieJar, inputValue, signInAndOpenConsent } from '../support/browser';
 import { testDatabases } from '../support/databases';
-import { CookieJar, answerConsentForm, authorizeQuery, authorizeUrl, inputValue, signInAndOpenConsent } from '../support/browser';
 import {
   type AppFixture,
   approveAndGetCode,
@@ -35,7 +35,8 @@ async function dumpDatabase(db: Knex): Promise<{ tables: string[]; text: string 
   for (const table of tables) {
     const rows: Record<string, unknown>[] = await db(table).select('*');
     for (const row of rows) {
-      for (const value of Object.values(row)) parts.push(Buffer.isBuffer(value) ? value.toString('utf8') : typeof value === 'object' ? JSON.stringify(value) : String(value));
+      for (const value of Object.values(row))
+        parts.push(Buffer.isBuffer(value) ? value.toString('utf8') : typeof value === 'object' ? JSON.stringify(value) : String(value));
     }
   }
   return { tables, text: parts.join('\n') };
@@ -51,7 +52,8 @@ describe.each(testDatabases())('client secrets and what is stored, on $name', (t
 
   /** Any request a client authenticates: a status probe of an unknown operation (404 once authenticated). */
   const probe = (authorization: string) => postOAuth(h.app, '/oauth/operations/status', authorization, { operation_id: randomUUID() });
-  const expectAccepted = async (secretOf: AppFixture, secret: string) => expectOAuthError(await probe(basicHeader(secretOf.app.id, secret)), 404, 'OPERATION_NOT_FOUND');
+  const expectAccepted = async (secretOf: AppFixture, secret: string) =>
+    expectOAuthError(await probe(basicHeader(secretOf.app.id, secret)), 404, 'OPERATION_NOT_FOUND');
   async function expectRejected(secretOf: AppFixture, secret: string): Promise<void> {
     const response = await probe(basicHeader(secretOf.app.id, secret));
     expectOAuthError(response, 401, 'INVALID_CLIENT');
@@ -140,7 +142,9 @@ describe.each(testDatabases())('client secrets and what is stored, on $name', (t
     for (const value of Object.values(clear)) expect(value.length).toBeGreaterThanOrEqual(20);
 
     const dump = await dumpDatabase(h.db);
-    expect(dump.tables).toEqual(expect.arrayContaining(['client_secrets', 'tokens', 'authorization_codes', 'launch_tokens', 'dashboard_sessions', 'store_owners', 'token_operations']));
+    expect(dump.tables).toEqual(
+      expect.arrayContaining(['client_secrets', 'tokens', 'authorization_codes', 'launch_tokens', 'dashboard_sessions', 'store_owners', 'token_operations']),
+    );
     // The dump does hold what was stored: the hashes.
     expect(dump.text).toContain(hashSecret(rotated.clientSecret));
     expect(dump.text).toContain(hashSecret(refreshed.access_token));

@@ -2,8 +2,8 @@ import request from 'supertest';
 import { issueLaunch } from '../../src/oauth/launch';
 import type { TokenResponse } from '../../src/oauth/token-endpoint';
 import { uninstall } from '../../src/platform/installations';
-import { CookieJar } from '../support/browser';
 import { dashboardHome, exchangeCode, expectError, installationAction, me, outboxEvents, postForm, refreshTokens, signIn } from '../support/auth-steps';
+import { CookieJar } from '../support/browser';
 import { testDatabases } from '../support/databases';
 import { type AppFixture, approveAndGetCode, createTestApp, createTestStore, type StoreFixture, suiteHarness } from '../support/harness';
 

@@ -1,8 +1,8 @@
 import { ManualClock } from '../../src/core/clock';
+import type { ApiError } from '../../src/core/errors';
 import { migrateToLatest } from '../../src/db/migrate';
-import { ApiError } from '../../src/core/errors';
 import { errorHeaders, rateLimitHeaders } from '../../src/http/protocol-headers';
-import { type Quota, type RateLimiter, databaseCounter, memoryCounter, rateLimited, rateLimiter } from '../../src/platform/rate-limit';
+import { databaseCounter, memoryCounter, type Quota, type RateLimiter, rateLimited, rateLimiter } from '../../src/platform/rate-limit';
 import { testDatabases } from '../support/databases';
 
 const quota: Quota = { policy: 'installation', limit: 3, windowMs: 5000 };
@@ -24,7 +24,11 @@ describe('fixed-window quotas', () => {
     expect(allowed[0]?.headers['RateLimit-Policy']).toBe('"installation";q=3;w=5');
     const { refusal: refused, headers } = await spend(limiter, 'inst-1');
     expect(headers.RateLimit).toBe('"installation";r=0;t=4');
-    expect({ code: refused?.code, status: refused?.status, retry: refused && errorHeaders(refused, {})['Retry-After'] }).toEqual({ code: 'RATE_LIMITED', status: 429, retry: '4' });
+    expect({ code: refused?.code, status: refused?.status, retry: refused && errorHeaders(refused, {})['Retry-After'] }).toEqual({
+      code: 'RATE_LIMITED',
+      status: 429,
+      retry: '4',
+    });
     expect((await spend(limiter, 'inst-2')).refusal).toBeUndefined(); // another key has its own quota
     clock.advance(4000);
     expect((await spend(limiter, 'inst-1')).headers.RateLimit).toBe('"installation";r=2;t=5');

@@ -10,7 +10,8 @@ describe.each(testDatabases())('the OAuth endpoints while a store moves, on $nam
     const store = await createTestStore(h);
     const client = await createTestApp(h);
     const tokens = await installWithTokens(h, store, client, ['products:read']);
-    const refresh = () => request(h.app).post('/oauth/token').set('Authorization', client.basic).send({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    const refresh = () =>
+      request(h.app).post('/oauth/token').set('Authorization', client.basic).send({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
 
     await startStoreMigration(h.services, store.store.id);
     const refused = await refresh();

@@ -27,7 +27,6 @@ const SLUG = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 describe.each(testDatabases())('demo and bench catalogs on $name', (testDatabase) => {
   const h = suiteHarness(testDatabase);
 
-
   const productsOf = (storeId: string) => h.db<SeededProduct>('products').where({ store_id: storeId }).orderBy('id');
 
   /** The store's products as the API shows them, page by page (response validation is on). */
@@ -73,7 +72,9 @@ describe.each(testDatabases())('demo and bench catalogs on $name', (testDatabase
     }
     expect(new Set(products.map((product) => product.slug)).size).toBe(300);
     expect(new Set(products.map((product) => product.product_kind))).toEqual(new Set(['physical', 'digital', 'service']));
-    expect(new Set(products.map((product) => `${product.status}/${product.price_state}`))).toEqual(new Set(['active/ready', 'inactive/ready', 'inactive/required']));
+    expect(new Set(products.map((product) => `${product.status}/${product.price_state}`))).toEqual(
+      new Set(['active/ready', 'inactive/ready', 'inactive/required']),
+    );
   });
 
   test('the demo catalog is the same every time, and seeding a store that has a catalog does nothing', async () => {
@@ -82,7 +83,15 @@ describe.each(testDatabases())('demo and bench catalogs on $name', (testDatabase
     await seedDemoCatalog(h.services, first.store.id, { products: 40, categories: 3 });
     await seedDemoCatalog(h.services, second.store.id, { products: 40, categories: 3 });
     const shape = async (storeId: string) =>
-      (await productsOf(storeId)).map(({ name, slug, product_kind, status, price_halalas, quantity, keywords }) => ({ name, slug, product_kind, status, price_halalas, quantity, keywords }));
+      (await productsOf(storeId)).map(({ name, slug, product_kind, status, price_halalas, quantity, keywords }) => ({
+        name,
+        slug,
+        product_kind,
+        status,
+        price_halalas,
+        quantity,
+        keywords,
+      }));
     expect(await shape(second.store.id)).toEqual(await shape(first.store.id));
 
     expect(await seedDemoCatalog(h.services, first.store.id)).toEqual({ categories: 0, products: 0, digitalUnits: 0 });

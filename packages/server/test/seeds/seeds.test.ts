@@ -1,7 +1,7 @@
 import request from 'supertest';
-import { seedDemo } from '../../src/seeds/demo';
 import { installDirectly } from '../../src/oauth/direct-install';
 import { ALL_SCOPES } from '../../src/platform/scopes';
+import { seedDemo } from '../../src/seeds/demo';
 import { testDatabases } from '../support/databases';
 import { suiteHarness } from '../support/harness';
 
@@ -14,7 +14,12 @@ describe.each(testDatabases())('the demo seed on $name', (testDatabase) => {
     expect(await seedDemo(h.services)).toBeUndefined();
 
     const store = demo!.store;
-    const tokens = await installDirectly(h.services, { storeId: store.id, appId: demo!.app.id, scopes: [...ALL_SCOPES], redirectUri: demo!.version.redirectUrls[0]! });
+    const tokens = await installDirectly(h.services, {
+      storeId: store.id,
+      appId: demo!.app.id,
+      scopes: [...ALL_SCOPES],
+      redirectUri: demo!.version.redirectUrls[0]!,
+    });
     const seen: number[] = [];
     let cursor: string | undefined;
     do {
@@ -28,9 +33,15 @@ describe.each(testDatabases())('the demo seed on $name', (testDatabase) => {
     } while (cursor);
     expect(new Set(seen).size).toBe(300);
 
-    const categories = await request(h.app).get(`/stores/${store.id}/v1/categories`).query({ limit: 100 }).set('Authorization', `Bearer ${tokens.access_token}`);
+    const categories = await request(h.app)
+      .get(`/stores/${store.id}/v1/categories`)
+      .query({ limit: 100 })
+      .set('Authorization', `Bearer ${tokens.access_token}`);
     expect(categories.body.data).toHaveLength(8);
-    const active = await request(h.app).get(`/stores/${store.id}/v1/products`).query({ status: 'active', limit: 100 }).set('Authorization', `Bearer ${tokens.access_token}`);
+    const active = await request(h.app)
+      .get(`/stores/${store.id}/v1/products`)
+      .query({ status: 'active', limit: 100 })
+      .set('Authorization', `Bearer ${tokens.access_token}`);
     expect(active.body.data.length).toBeGreaterThan(0);
     expect(active.body.data.every((product: { price_state: string }) => product.price_state === 'ready')).toBe(true);
   });

@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import request from 'supertest';
-import { CookieJar, answerConsentForm, authorizeQuery, authorizeUrl, inputValue, signInAndOpenConsent } from './browser';
+import { answerConsentForm, authorizeQuery, authorizeUrl, CookieJar, inputValue, signInAndOpenConsent } from './browser';
 import { type AppFixture, type Harness, REDIRECT_URI, RFC7636_VERIFIER, type StoreFixture, UUID } from './harness';
 
 /** The interface's error format: the status, `error.code`, and `meta.request_id` (also in X-Request-Id). */
@@ -21,7 +21,11 @@ export const me = (app: Express, storeId: string, accessToken?: string) => store
 
 /** `POST /oauth/token` exchanging a code, as the app does after the redirect. */
 export const exchangeCode = (app: Express, client: AppFixture, code: string, redirectUri = REDIRECT_URI) =>
-  request(app).post('/oauth/token').set('Authorization', client.basic).type('form').send({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: RFC7636_VERIFIER });
+  request(app)
+    .post('/oauth/token')
+    .set('Authorization', client.basic)
+    .type('form')
+    .send({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: RFC7636_VERIFIER });
 
 /** `POST /oauth/token` with a refresh token. */
 export const refreshTokens = (app: Express, client: AppFixture, refreshToken: string) =>

@@ -29,7 +29,12 @@ export class CookieJar {
 
 /** Text of a server-rendered page as the browser shows it (the entities the dashboard escapes, decoded). */
 export const decodeHtml = (html: string): string =>
-  html.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  html
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 
 /** The value of a named input in a server-rendered form. */
 export function inputValue(html: string, name: string): string {
@@ -82,13 +87,21 @@ export async function signInAndOpenConsent(app: Express, jar: CookieJar, store: 
     .send({ csrf: inputValue(loginPage.text, 'csrf'), return_to: inputValue(loginPage.text, 'return_to'), email: store.email, password: store.password });
   jar.store(signedIn);
   if (signedIn.status !== 303) throw new Error(`Sign-in failed: ${signedIn.status}`);
-  const consent = await request(app).get(signedIn.headers.location as string).set('Cookie', jar.header());
+  const consent = await request(app)
+    .get(signedIn.headers.location as string)
+    .set('Cookie', jar.header());
   jar.store(consent);
   return consent;
 }
 
 /** Posts the consent form as the browser would: its CSRF token, request id and the ticked optional scopes. */
-export async function answerConsentForm(app: Express, jar: CookieJar, consentHtml: string, decision: 'approve' | 'deny', optionalScopes?: string[]): Promise<request.Response> {
+export async function answerConsentForm(
+  app: Express,
+  jar: CookieJar,
+  consentHtml: string,
+  decision: 'approve' | 'deny',
+  optionalScopes?: string[],
+): Promise<request.Response> {
   const ticked = optionalScopes ?? [...consentHtml.matchAll(/name="optional_scope" value="([^"]+)" checked/g)].map((m) => m[1] as string);
   const form = new URLSearchParams({ csrf: inputValue(consentHtml, 'csrf'), request_id: inputValue(consentHtml, 'request_id'), decision });
   for (const scope of ticked) form.append('optional_scope', scope);

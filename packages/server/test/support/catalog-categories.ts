@@ -3,7 +3,7 @@ import type { Express } from 'express';
 import request from 'supertest';
 import { createCategory } from '../../src/domain/catalog/categories/changes';
 import type { CategoryCreateInput, CategoryRow } from '../../src/domain/catalog/categories/row';
-import { type Harness, type StoreFixture, createTestApp, installWithTokens } from './harness';
+import { createTestApp, type Harness, installWithTokens, type StoreFixture } from './harness';
 
 /** `/stores/{storeId}/v1/categories[/{id}]`. */
 export const categoriesPath = (storeId: string, id?: number | string) => `/stores/${storeId}/v1/categories${id === undefined ? '' : `/${id}`}`;
@@ -52,7 +52,12 @@ export const listCategoriesCall = (app: Express, storeId: string, token: string,
   request(app).get(categoriesPath(storeId)).query(query).set('Authorization', bearer(token));
 
 /** Follows `next_cursor` from the first page to the last: the ids served, in order, and the pages' sizes. */
-export async function walkCategories(app: Express, storeId: string, token: string, query: Record<string, string | number>): Promise<{ ids: number[]; pages: number[] }> {
+export async function walkCategories(
+  app: Express,
+  storeId: string,
+  token: string,
+  query: Record<string, string | number>,
+): Promise<{ ids: number[]; pages: number[] }> {
   const ids: number[] = [];
   const pages: number[] = [];
   let cursor: string | null = null;
@@ -69,7 +74,13 @@ export async function walkCategories(app: Express, storeId: string, token: strin
 }
 
 /** Categories created through the domain (no HTTP), for lists and trees: names `${prefix} 001`, …. */
-export async function seedCategories(h: Harness, storeId: string, count: number, prefix: string, extra: Partial<CategoryCreateInput> = {}): Promise<CategoryRow[]> {
+export async function seedCategories(
+  h: Harness,
+  storeId: string,
+  count: number,
+  prefix: string,
+  extra: Partial<CategoryCreateInput> = {},
+): Promise<CategoryRow[]> {
   const rows: CategoryRow[] = [];
   for (let i = 1; i <= count; i += 1) {
     rows.push(await createCategory(h.db, { storeId, installationId: null, now: h.clock.now() }, { name: `${prefix} ${String(i).padStart(3, '0')}`, ...extra }));

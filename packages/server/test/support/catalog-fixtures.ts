@@ -1,7 +1,7 @@
 import type { Express } from 'express';
 import type { Knex } from 'knex';
 import request from 'supertest';
-import { type AppFixture, type Harness, type StoreFixture, createTestApp, createTestStore, fullAccess, installWithTokens } from './harness';
+import { type AppFixture, createTestApp, createTestStore, fullAccess, type Harness, installWithTokens, type StoreFixture } from './harness';
 
 /** The columns of a `products` row a test may set; the rest get plain defaults. */
 export interface ProductOverrides {
@@ -55,7 +55,9 @@ export async function insertProduct(db: Knex, storeId: string, overrides: Produc
 
 /** Inserts unsold units (codes) of a digital product; `delivered` ones are marked sold. */
 export async function insertDigitalUnits(db: Knex, storeId: string, productId: number, codes: string[], delivered = false): Promise<void> {
-  await db('digital_units').insert(codes.map((code) => ({ store_id: storeId, product_id: productId, code, delivered_at: delivered ? FIXTURE_TIME : null, created_at: FIXTURE_TIME })));
+  await db('digital_units').insert(
+    codes.map((code) => ({ store_id: storeId, product_id: productId, code, delivered_at: delivered ? FIXTURE_TIME : null, created_at: FIXTURE_TIME })),
+  );
 }
 
 export interface StoredProduct {
@@ -185,7 +187,10 @@ interface UnitSummary {
 
 /** Everything stored about a product: its row, adjustments, units and events; equal before and after a refused request. */
 export async function productState(db: Knex, storeId: string, productId: number) {
-  const adjustments: AdjustmentSummary[] = await db('inventory_adjustments').where({ product_id: productId }).orderBy('id').select('id', 'delta', 'quantity_after');
+  const adjustments: AdjustmentSummary[] = await db('inventory_adjustments')
+    .where({ product_id: productId })
+    .orderBy('id')
+    .select('id', 'delta', 'quantity_after');
   const units: UnitSummary[] = await db('digital_units').where({ product_id: productId }).orderBy('id').select('code', 'delivered_at');
   return { row: await productRow(db, productId), adjustments, units, events: await productEvents(db, storeId, productId) };
 }

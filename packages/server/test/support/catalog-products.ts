@@ -3,7 +3,7 @@ import type { Express } from 'express';
 import type { Knex } from 'knex';
 import request from 'supertest';
 import type { Product } from '../../src/domain/catalog/products/row';
-import { type Harness, type StoreFixture, createTestApp, createTestStore, installWithTokens } from './harness';
+import { createTestApp, createTestStore, type Harness, installWithTokens, type StoreFixture } from './harness';
 
 /** `/stores/{storeId}/v1/products[/{id}[/{part}]]`. */
 export const productsPath = (storeId: string, id?: number | string, part?: 'content' | 'prices') =>
@@ -53,11 +53,23 @@ export function postProduct(app: Express, storeId: string, token: string, body: 
 }
 
 export const getProductCall = (app: Express, storeId: string, token: string, id: number | string, part?: 'prices') =>
-  request(app).get(productsPath(storeId, id, part)).set('Authorization', bearer(token));
+  request(app)
+    .get(productsPath(storeId, id, part))
+    .set('Authorization', bearer(token));
 
 /** `PATCH …/products/{id}/{content|prices}` with `If-Match` (none when `ifMatch` is undefined). */
-export function patchProduct(app: Express, storeId: string, token: string, id: number | string, part: 'content' | 'prices', body: unknown, ifMatch?: string): request.Test {
-  const call = request(app).patch(productsPath(storeId, id, part)).set('Authorization', bearer(token));
+export function patchProduct(
+  app: Express,
+  storeId: string,
+  token: string,
+  id: number | string,
+  part: 'content' | 'prices',
+  body: unknown,
+  ifMatch?: string,
+): request.Test {
+  const call = request(app)
+    .patch(productsPath(storeId, id, part))
+    .set('Authorization', bearer(token));
   return (ifMatch === undefined ? call : call.set('If-Match', ifMatch)).send(body as object);
 }
 
@@ -65,7 +77,12 @@ export const listProductsCall = (app: Express, storeId: string, token: string, q
   request(app).get(productsPath(storeId)).query(query).set('Authorization', bearer(token));
 
 /** Creates a product through the API and returns it with its ETag; fails loudly otherwise. */
-export async function createProductVia(app: Express, storeId: string, token: string, body: Record<string, unknown> = {}): Promise<{ product: Product; etag: string }> {
+export async function createProductVia(
+  app: Express,
+  storeId: string,
+  token: string,
+  body: Record<string, unknown> = {},
+): Promise<{ product: Product; etag: string }> {
   const response = await postProduct(app, storeId, token, { name: 'Royal Oud Perfume 100 ml', product_kind: 'physical', ...body });
   if (response.status !== 201) throw new Error(`products.create answered ${response.status}: ${JSON.stringify(response.body)}`);
   return { product: response.body.data as Product, etag: response.headers.etag as string };
@@ -74,7 +91,8 @@ export async function createProductVia(app: Express, storeId: string, token: str
 /** A category row written straight to the table (the category API is another suite's subject). */
 export async function insertCategory(h: Harness, storeId: string, name: string): Promise<number> {
   const now = h.clock.now();
-  const [row] = await h.db('categories')
+  const [row] = await h
+    .db('categories')
     .insert({ store_id: storeId, name, name_key: name.toLowerCase(), sort_order: 0, status: 'active', resource_version: 1, created_at: now, updated_at: now })
     .returning('id');
   return Number(typeof row === 'object' ? (row as { id: number }).id : row);
@@ -103,7 +121,10 @@ export async function seedProducts(h: Harness, storeId: string, products: SeedPr
   }));
   const ids: number[] = [];
   for (let start = 0; start < rows.length; start += 50) {
-    const inserted = await h.db('products').insert(rows.slice(start, start + 50)).returning('id');
+    const inserted = await h
+      .db('products')
+      .insert(rows.slice(start, start + 50))
+      .returning('id');
     ids.push(...inserted.map((row: unknown) => Number(typeof row === 'object' && row !== null ? (row as { id: number }).id : row)));
   }
   return ids.sort((a, b) => a - b);
@@ -113,8 +134,14 @@ export async function seedProducts(h: Harness, storeId: string, products: SeedPr
 export const productRows = (db: Knex, storeId: string) => db('products').where({ store_id: storeId }).orderBy('id');
 
 /** The outbox events of the store, oldest first, as their stored payloads. */
-export async function outboxPayloads(db: Knex, storeId: string, type?: string): Promise<{ id: string; type: string; store_id: string; occurred_at: string; api_version: string; data: { product: Product } }[]> {
-  const query = db('outbox_events').where({ store_id: storeId }).orderBy([{ column: 'occurred_at' }, { column: 'id' }]);
+export async function outboxPayloads(
+  db: Knex,
+  storeId: string,
+  type?: string,
+): Promise<{ id: string; type: string; store_id: string; occurred_at: string; api_version: string; data: { product: Product } }[]> {
+  const query = db('outbox_events')
+    .where({ store_id: storeId })
+    .orderBy([{ column: 'occurred_at' }, { column: 'id' }]);
   if (type !== undefined) query.where({ type });
   const rows: { payload: string }[] = await query;
   return rows.map((row) => JSON.parse(row.payload));

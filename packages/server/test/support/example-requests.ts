@@ -23,7 +23,9 @@ const operationOf = (entry: OperationEntry): { pathItem: Node; operation: Node }
 /** The operation's parameters, its path's included. */
 export function documentedParameters(entry: OperationEntry): DocumentedParameter[] {
   const { pathItem, operation } = operationOf(entry);
-  return [...((pathItem.parameters as unknown[]) ?? []), ...((operation.parameters as unknown[]) ?? [])].map((parameter) => resolve(parameter) as unknown as DocumentedParameter);
+  return [...((pathItem.parameters as unknown[]) ?? []), ...((operation.parameters as unknown[]) ?? [])].map(
+    (parameter) => resolve(parameter) as unknown as DocumentedParameter,
+  );
 }
 
 /** The first example of the operation's request body, in JSON when it takes JSON; undefined when it takes no body. */

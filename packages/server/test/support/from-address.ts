@@ -28,7 +28,10 @@ export function sendFrom(from: string, origin: string, { method = 'GET', path, h
         method,
         localAddress: from,
         agent: false,
-        headers: { ...headers, ...(body === undefined ? {} : { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': String(Buffer.byteLength(body)) }) },
+        headers: {
+          ...headers,
+          ...(body === undefined ? {} : { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': String(Buffer.byteLength(body)) }),
+        },
       },
       (incoming) => {
         const chunks: Buffer[] = [];

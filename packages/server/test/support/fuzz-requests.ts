@@ -7,11 +7,7 @@ import { documentedParameters } from './example-requests';
 /** Name and value pairs in order (a name may repeat), as a query string or a form body has them. */
 export type Pairs = [string, string][];
 
-export type Body =
-  | { kind: 'none' }
-  | { kind: 'json'; value: unknown }
-  | { kind: 'form'; pairs: Pairs }
-  | { kind: 'text'; contentType: string; text: string };
+export type Body = { kind: 'none' } | { kind: 'json'; value: unknown } | { kind: 'form'; pairs: Pairs } | { kind: 'text'; contentType: string; text: string };
 
 /** Whose credentials a request carries; the test maps each to an `Authorization` header (or none). */
 export const CALLERS = ['own', 'none', 'garbage', 'other-store', 'narrow-scope', 'other-scheme', 'wrong-secret'] as const;
@@ -78,7 +74,22 @@ const ODD_QUERY_VALUES = [...ODD_STRINGS.filter((text) => text !== HUGE), 'x'.re
 const ODD_NUMBERS = [0, -0, -1, 1.5, 2 ** 31, 2 ** 53, 2 ** 63, -(2 ** 63), Number.MAX_VALUE, 1e-300];
 const RAW_NUMBERS = ['1e309', '-1e309', '9223372036854775808', '-0', '1.5', '1e-400', '1E2', '123456789012345678901234567890'];
 /** Path ids the validator or the lookups must refuse: zero, leading zeros, exponents, beyond 2^53, not digits at all. */
-const ODD_IDS = ['0', '01', '1e3', String(2 ** 53), '99999999999999999999', '999999999999999', '2147483648', '-1', '1.5', ' ', '%', '٣', '１', ...PROTOTYPE_KEYS];
+const ODD_IDS = [
+  '0',
+  '01',
+  '1e3',
+  String(2 ** 53),
+  '99999999999999999999',
+  '999999999999999',
+  '2147483648',
+  '-1',
+  '1.5',
+  ' ',
+  '%',
+  '٣',
+  '１',
+  ...PROTOTYPE_KEYS,
+];
 const CONTENT_TYPES = [
   'application/json',
   'text/plain',
@@ -153,7 +164,10 @@ const ODD_BODIES: Body[] = [
   jsonTextBody('{}', 'application/json; charset=utf-16'),
   ...PROTOTYPE_KEYS.map((key) => jsonTextBody(`{"${key}":1}`)),
 ];
-const oddBody: fc.Arbitrary<Body> = fc.oneof(fc.constantFrom(...ODD_BODIES), fc.jsonValue({ maxDepth: 2 }).map((value): Body => ({ kind: 'json', value })));
+const oddBody: fc.Arbitrary<Body> = fc.oneof(
+  fc.constantFrom(...ODD_BODIES),
+  fc.jsonValue({ maxDepth: 2 }).map((value): Body => ({ kind: 'json', value })),
+);
 
 /** A header set to one odd value, or repeated with two (superagent sends one Content-Type only; Node keeps the first anyway). */
 const headerMutation = (name: string, values: readonly string[], { repeatable = true } = {}): fc.Arbitrary<Mutation> =>
@@ -164,7 +178,14 @@ const weighted = <T>(weight: number, arbitrary: fc.Arbitrary<T>) => ({ weight, a
 /** Every kind of change the fuzz test makes, weighted towards the body and the query. */
 export const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   weighted(3, fc.record({ kind: fc.constant('set-field' as const), at: fc.nat(), value: oddValue })),
-  weighted(2, fc.record({ kind: fc.constant('add-field' as const), name: fc.oneof(fc.constantFrom(...PROTOTYPE_KEYS, 'colour', ''), fc.string({ maxLength: 10 })), value: oddValue })),
+  weighted(
+    2,
+    fc.record({
+      kind: fc.constant('add-field' as const),
+      name: fc.oneof(fc.constantFrom(...PROTOTYPE_KEYS, 'colour', ''), fc.string({ maxLength: 10 })),
+      value: oddValue,
+    }),
+  ),
   weighted(1, fc.record({ kind: fc.constant('drop-field' as const), at: fc.nat() })),
   weighted(2, fc.record({ kind: fc.constant('raw-number' as const), at: fc.nat(), text: fc.constantFrom(...RAW_NUMBERS) })),
   weighted(2, fc.record({ kind: fc.constant('replace-body' as const), body: oddBody })),
@@ -173,7 +194,12 @@ export const mutation: fc.Arbitrary<Mutation> = fc.oneof(
     fc.record({
       kind: fc.constant('query' as const),
       name: fc.oneof(fc.nat(), fc.constantFrom(...PROTOTYPE_KEYS, 'colour', 'limit', 'cursor', 'search', '')),
-      value: fc.oneof(fc.constant(EXAMPLE), fc.constantFrom(...ODD_QUERY_VALUES), fc.constantFrom(...RAW_NUMBERS), fc.string({ unit: 'binary', maxLength: 30 })),
+      value: fc.oneof(
+        fc.constant(EXAMPLE),
+        fc.constantFrom(...ODD_QUERY_VALUES),
+        fc.constantFrom(...RAW_NUMBERS),
+        fc.string({ unit: 'binary', maxLength: 30 }),
+      ),
     }),
   ),
   weighted(3, fc.record({ kind: fc.constant('raw-query' as const), text: fc.constantFrom(...RAW_QUERIES) })),
@@ -209,7 +235,9 @@ const HEADER_VALUES: [string, readonly string[]][] = [
  * field of the spec's example with each odd value. Random combinations come on top of these.
  */
 export function singleMutations(entry: OperationEntry, exampleFields: readonly string[]): Mutation[] {
-  const queryNames = documentedParameters(entry).filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name);
+  const queryNames = documentedParameters(entry)
+    .filter((parameter) => parameter.in === 'query')
+    .map((parameter) => parameter.name);
   const fieldIndexes = exampleFields.map((_name, index) => index);
   return [
     ...RAW_QUERIES.map((text): Mutation => ({ kind: 'raw-query', text })),
@@ -234,7 +262,8 @@ export function singleMutations(entry: OperationEntry, exampleFields: readonly s
 const pick = <T>(items: readonly T[], at: number): T | undefined => (items.length === 0 ? undefined : items[at % items.length]);
 
 /** A form field's text: strings as they are (a raw number as its text), anything else as JSON. */
-const formValue = (value: unknown): string => (typeof value !== 'string' ? jsonText(value) : value.startsWith(RAW_NUMBER_MARK) ? value.slice(RAW_NUMBER_MARK.length) : value);
+const formValue = (value: unknown): string =>
+  typeof value !== 'string' ? jsonText(value) : value.startsWith(RAW_NUMBER_MARK) ? value.slice(RAW_NUMBER_MARK.length) : value;
 
 function withJsonObject(body: Body, change: (fields: [string, unknown][]) => [string, unknown][]): Body {
   if (body.kind === 'form') return { kind: 'form', pairs: change(body.pairs).map(([name, value]) => [name, formValue(value)]) };
@@ -246,13 +275,23 @@ function withJsonObject(body: Body, change: (fields: [string, unknown][]) => [st
 export function mutate(draft: Draft, change: Mutation): Draft {
   switch (change.kind) {
     case 'set-field':
-      return { ...draft, body: withJsonObject(draft.body, (fields) => fields.map((field, index) => (index === change.at % Math.max(fields.length, 1) ? [field[0], change.value] : field))) };
+      return {
+        ...draft,
+        body: withJsonObject(draft.body, (fields) =>
+          fields.map((field, index) => (index === change.at % Math.max(fields.length, 1) ? [field[0], change.value] : field)),
+        ),
+      };
     case 'add-field':
       return { ...draft, body: withJsonObject(draft.body, (fields) => [...fields, [change.name, change.value]]) };
     case 'drop-field':
       return { ...draft, body: withJsonObject(draft.body, (fields) => fields.filter((_field, index) => index !== change.at % Math.max(fields.length, 1))) };
     case 'raw-number':
-      return { ...draft, body: withJsonObject(draft.body, (fields) => fields.map((field, index) => (index === change.at % Math.max(fields.length, 1) ? [field[0], `${RAW_NUMBER_MARK}${change.text}`] : field))) };
+      return {
+        ...draft,
+        body: withJsonObject(draft.body, (fields) =>
+          fields.map((field, index) => (index === change.at % Math.max(fields.length, 1) ? [field[0], `${RAW_NUMBER_MARK}${change.text}`] : field)),
+        ),
+      };
     case 'replace-body':
       return { ...draft, body: change.body };
     case 'query': {
@@ -307,5 +346,9 @@ export function send(app: Express, draft: Draft, authorization: string | undefin
 export function describeDraft(draft: Draft): string {
   const body = bodyText(draft.body);
   const headers = draft.headers.map(([name, values]) => `${name}: ${values.map((value) => value.slice(0, 80)).join(' | ')}`);
-  return [`${draft.entry.method.toUpperCase()} ${urlOf(draft).slice(0, 300)} as ${draft.caller}`, ...headers, body ? `${body.contentType}: ${body.text.slice(0, 300)}` : '(no body)'].join('\n');
+  return [
+    `${draft.entry.method.toUpperCase()} ${urlOf(draft).slice(0, 300)} as ${draft.caller}`,
+    ...headers,
+    body ? `${body.contentType}: ${body.text.slice(0, 300)}` : '(no body)',
+  ].join('\n');
 }

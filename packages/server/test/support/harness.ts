@@ -5,11 +5,11 @@ import { ManualClock } from '../../src/core/clock';
 import { migrateToLatest } from '../../src/db/migrate';
 import { approveAsOwner } from '../../src/oauth/direct-install';
 import { s256 } from '../../src/oauth/pkce';
-import { ALL_SCOPES } from '../../src/platform/scopes';
-import { type TokenResponse, requestTokens } from '../../src/oauth/token-endpoint';
+import { requestTokens, type TokenResponse } from '../../src/oauth/token-endpoint';
 import { type App, type AppVersion, addVersion, registerApp } from '../../src/platform/apps';
-import { type Store, type StoreOwner, createStore } from '../../src/platform/stores';
-import { type Services, createServices } from '../../src/platform/services';
+import { ALL_SCOPES } from '../../src/platform/scopes';
+import { createServices, type Services } from '../../src/platform/services';
+import { createStore, type Store, type StoreOwner } from '../../src/platform/stores';
 import type { TestDatabase } from './databases';
 
 /** RFC 7636 Appendix B: the verifier and its S256 challenge. */

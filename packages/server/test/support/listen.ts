@@ -1,4 +1,4 @@
-import { type RequestListener, type Server, createServer } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** A real HTTP server on a free port of this machine, as third-party clients and browsers reach it. */

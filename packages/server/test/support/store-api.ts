@@ -1,7 +1,7 @@
 import knex, { type Knex } from 'knex';
+import { type ApiError, isApiError } from '../../src/core/errors';
 import { migrateToLatest } from '../../src/db/migrate';
 import { up as storeApiUp } from '../../src/db/migrations/003_store_api';
-import { ApiError, isApiError } from '../../src/core/errors';
 import type { TestDatabase } from './databases';
 
 /** Opens the suite's database with the store API's tables (003 applied even before index.ts lists it). */

@@ -10,7 +10,13 @@ import type { Db } from '../../db/transactions';
 /** 409 SLUG_TAKEN: `noun` is the kind of resource (`product`, `category`, `page`). */
 export const slugTaken = (noun: string, holder?: number) =>
   new ApiError('SLUG_TAKEN', `Another ${noun} of this store already has this slug.`, {
-    details: [{ location: 'body', field: '/slug', message: holder === undefined ? `is already the slug of another ${noun}` : `is already the slug of ${noun} ${holder}` }],
+    details: [
+      {
+        location: 'body',
+        field: '/slug',
+        message: holder === undefined ? `is already the slug of another ${noun}` : `is already the slug of ${noun} ${holder}`,
+      },
+    ],
   });
 
 /** 409 SLUG_TAKEN when another row of the table (not `self`) in the store has the slug. */
@@ -20,4 +26,7 @@ export async function requireFreeSlug(db: Db, table: string, noun: string, store
 }
 
 /** The SLUG_TAKEN of a broken `(store_id, slug)` unique index (a concurrent writer took the slug first). */
-export const slugConflict = (noun: string) => (index: string): ApiError | undefined => (index.includes('slug') ? slugTaken(noun) : undefined);
+export const slugConflict =
+  (noun: string) =>
+  (index: string): ApiError | undefined =>
+    index.includes('slug') ? slugTaken(noun) : undefined;

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { ApiError } from '../../core/errors';
-import { type Db, brokenUniqueIndex, inTransaction, insertedId } from '../../db/transactions';
+import { brokenUniqueIndex, type Db, insertedId, inTransaction } from '../../db/transactions';
 import { type DomainEvent, recordEvent } from '../../platform/outbox';
 import type { Actor, Precondition } from './actor';
 
@@ -97,7 +97,10 @@ async function lockRow<Row extends VersionedRow>(trx: Knex.Transaction, resource
 }
 
 /** Runs a write; a unique index it breaks becomes the resource's own error where it names one. */
-export async function writeOrConflict<Row extends VersionedRow, T>(resource: Pick<VersionedResource<Row>, 'uniqueConflict'>, write: () => Promise<T>): Promise<T> {
+export async function writeOrConflict<Row extends VersionedRow, T>(
+  resource: Pick<VersionedResource<Row>, 'uniqueConflict'>,
+  write: () => Promise<T>,
+): Promise<T> {
   try {
     return await write();
   } catch (error) {

@@ -1,7 +1,7 @@
 import { createCategory } from '../../domain/catalog/categories/changes';
 import { categoryTag, categoryView } from '../../domain/catalog/categories/view';
 import { envelope } from '../../http/envelope';
-import { type Handler, actorOf, etagHeader } from '../../http/handler';
+import { actorOf, etagHeader, type Handler } from '../../http/handler';
 
 /** `categories.create`: POST /stores/{storeId}/v1/categories. Answers 201 with the category and its ETag. */
 const categoriesCreate: Handler<'categories.create'> = async (context) => {

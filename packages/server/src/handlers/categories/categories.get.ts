@@ -2,7 +2,7 @@ import { getCategory } from '../../domain/catalog/categories/queries';
 import { categoryNotFound } from '../../domain/catalog/categories/row';
 import { categoryTag, categoryView } from '../../domain/catalog/categories/view';
 import { envelope } from '../../http/envelope';
-import { type Handler, etagHeader, principalOf, recordIdOf } from '../../http/handler';
+import { etagHeader, type Handler, principalOf, recordIdOf } from '../../http/handler';
 
 /** `categories.get`: GET /stores/{storeId}/v1/categories/{id}: one category of the store, with its ETag. */
 const categoriesGet: Handler<'categories.get'> = async (context) => {

@@ -2,7 +2,7 @@ import { updateCategory } from '../../domain/catalog/categories/changes';
 import { categoryNotFound } from '../../domain/catalog/categories/row';
 import { categoryTag, categoryView } from '../../domain/catalog/categories/view';
 import { envelope } from '../../http/envelope';
-import { type Handler, actorOf, etagHeader, ifMatchOf, recordIdOf } from '../../http/handler';
+import { actorOf, etagHeader, type Handler, ifMatchOf, recordIdOf } from '../../http/handler';
 
 /** `categories.update`: PATCH /stores/{storeId}/v1/categories/{id}: needs the current ETag in If-Match; answers with the new one. */
 const categoriesUpdate: Handler<'categories.update'> = async (context) => {

@@ -1,7 +1,7 @@
 import { adjustInventory } from '../../domain/catalog/inventory/changes';
 import { productNotFound } from '../../domain/catalog/products/row';
 import { envelope } from '../../http/envelope';
-import { type Handler, actorOf, recordIdOf } from '../../http/handler';
+import { actorOf, type Handler, recordIdOf } from '../../http/handler';
 
 /** `inventory.adjust`: POST /stores/{storeId}/v1/products/{id}/inventory-adjustments. */
 const inventoryAdjust: Handler<'inventory.adjust'> = async (context) => {

@@ -1,7 +1,7 @@
 import { toIso } from '../../core/clock';
+import { PUBLISHED_LIMITS } from '../../core/limits';
 import { envelope } from '../../http/envelope';
 import { type Handler, principalOf } from '../../http/handler';
-import { PUBLISHED_LIMITS } from '../../core/limits';
 import { sortScopes } from '../../platform/scopes';
 import { findStore } from '../../platform/stores';
 
@@ -15,7 +15,12 @@ const me: Handler<'me'> = async (context) => {
     body: envelope(context, {
       store: { id: store.id, name: store.name, domain: store.domain, currency: store.currency, timezone: store.timezone, locale: store.locale },
       app: { id: principal.appId, name: principal.appName, version_id: principal.versionId },
-      installation: { id: principal.installationId, generation: principal.generation, grant_revision: principal.grantRevision, installed_at: toIso(principal.installedAt) },
+      installation: {
+        id: principal.installationId,
+        generation: principal.generation,
+        grant_revision: principal.grantRevision,
+        installed_at: toIso(principal.installedAt),
+      },
       scopes: sortScopes(principal.scopes),
       limits: PUBLISHED_LIMITS,
     }),

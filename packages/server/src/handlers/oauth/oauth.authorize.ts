@@ -1,5 +1,5 @@
-import { currentSession } from '../../dashboard/sessions';
 import { pageHeaders } from '../../dashboard/security';
+import { currentSession } from '../../dashboard/sessions';
 import { consentPage } from '../../dashboard/views';
 import type { Handler } from '../../http/handler';
 import { type AuthorizeParameters, validateAuthorization } from '../../oauth/authorize';

@@ -1,4 +1,4 @@
-import { type Handler, clientOf } from '../../http/handler';
+import { clientOf, type Handler } from '../../http/handler';
 import { verifyLaunch } from '../../oauth/launch';
 import { NO_STORE } from './oauth.token';
 

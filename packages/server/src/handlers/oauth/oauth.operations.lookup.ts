@@ -1,5 +1,5 @@
-import { type Handler, clientOf } from '../../http/handler';
-import { type TokenRequestBody, lookupOperation } from '../../oauth/operations';
+import { clientOf, type Handler } from '../../http/handler';
+import { lookupOperation, type TokenRequestBody } from '../../oauth/operations';
 import { NO_STORE } from './oauth.token';
 
 /** `oauth.operations.lookup`: POST /oauth/operations/lookup, with the body of the lost token request. */

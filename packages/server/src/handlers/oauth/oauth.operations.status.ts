@@ -1,4 +1,4 @@
-import { type Handler, clientOf } from '../../http/handler';
+import { clientOf, type Handler } from '../../http/handler';
 import { operationStatus } from '../../oauth/operations';
 import { NO_STORE } from './oauth.token';
 

@@ -1,4 +1,4 @@
-import { type Handler, clientOf } from '../../http/handler';
+import { clientOf, type Handler } from '../../http/handler';
 import type { TokenRequestBody } from '../../oauth/operations';
 import { requestTokens } from '../../oauth/token-endpoint';
 

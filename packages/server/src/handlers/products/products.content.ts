@@ -2,7 +2,7 @@ import { updateProductContent } from '../../domain/catalog/products/changes';
 import { productNotFound } from '../../domain/catalog/products/row';
 import { productTag, viewOfRow } from '../../domain/catalog/products/view';
 import { envelope } from '../../http/envelope';
-import { type Handler, actorOf, etagHeader, ifMatchOf, recordIdOf } from '../../http/handler';
+import { actorOf, etagHeader, type Handler, ifMatchOf, recordIdOf } from '../../http/handler';
 
 /** `products.content`: PATCH /stores/{storeId}/v1/products/{id}/content, when `If-Match` is the product's current ETag. */
 const productsContent: Handler<'products.content'> = async (context) => {

@@ -1,7 +1,7 @@
 import { createProduct } from '../../domain/catalog/products/changes';
 import { productTag, viewOfRow } from '../../domain/catalog/products/view';
 import { envelope } from '../../http/envelope';
-import { type Handler, actorOf, etagHeader } from '../../http/handler';
+import { actorOf, etagHeader, type Handler } from '../../http/handler';
 
 /** `products.create`: POST /stores/{storeId}/v1/products. Answers 201 with the product and its ETag. */
 const productsCreate: Handler<'products.create'> = async (context) => {

@@ -1,7 +1,7 @@
 import { replaceProductMedia } from '../../domain/catalog/products/media';
 import { productNotFound } from '../../domain/catalog/products/row';
 import { envelope } from '../../http/envelope';
-import { type Handler, actorOf, recordIdOf } from '../../http/handler';
+import { actorOf, type Handler, recordIdOf } from '../../http/handler';
 
 /** `products.media.update`: PATCH /stores/{storeId}/v1/products/{id}/media: replaces the image list (no If-Match: see the spec). */
 const productsMediaUpdate: Handler<'products.media.update'> = async (context) => {

@@ -2,7 +2,7 @@ import { updateProductPrices } from '../../domain/catalog/products/changes';
 import { productNotFound } from '../../domain/catalog/products/row';
 import { priceRecordView, productTag } from '../../domain/catalog/products/view';
 import { envelope } from '../../http/envelope';
-import { type Handler, actorOf, etagHeader, ifMatchOf, recordIdOf } from '../../http/handler';
+import { actorOf, etagHeader, type Handler, ifMatchOf, recordIdOf } from '../../http/handler';
 
 /**
  * `products.prices`: PATCH /stores/{storeId}/v1/products/{id}/prices. Prices share the product's

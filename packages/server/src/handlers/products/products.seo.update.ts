@@ -1,7 +1,7 @@
 import { productNotFound } from '../../domain/catalog/products/row';
 import { updateProductSeo } from '../../domain/catalog/products/seo';
 import { envelope } from '../../http/envelope';
-import { type Handler, actorOf, recordIdOf } from '../../http/handler';
+import { actorOf, type Handler, recordIdOf } from '../../http/handler';
 
 /** `products.seo.update`: PATCH /stores/{storeId}/v1/products/{id}/seo: changes the given SEO fields (no If-Match: see the spec). */
 const productsSeoUpdate: Handler<'products.seo.update'> = async (context) => {

@@ -1,11 +1,11 @@
 import type request from 'supertest';
-import type { CategoryRow } from '../../../src/domain/catalog/categories/row';
 import { CURSOR_TTL_MS } from '../../../src/core/cursor';
+import type { CategoryRow } from '../../../src/domain/catalog/categories/row';
 import { expectError } from '../../support/auth-steps';
 import {
   type CategoryTokens,
-  ETAG,
   categoryTokens,
+  ETAG,
   getCategoryCall,
   listCategoriesCall,
   patchCategory,
@@ -24,7 +24,6 @@ const HUGE_ID = '99999999999';
 
 describe.each(testDatabases())('categories on $name', (testDatabase) => {
   const h = suiteHarness(testDatabase);
-
 
   /** A fresh store and its tokens: every test works in its own store. */
   async function freshStore(name = 'Royal Oud'): Promise<{ store: StoreFixture; storeId: string; tokens: CategoryTokens }> {
@@ -163,7 +162,9 @@ describe.each(testDatabases())('categories on $name', (testDatabase) => {
       for (const name of ['Perfumes', 'PERFUMES', 'perfumes']) {
         const taken = await postCategory(h.app, storeId, tokens.writer, { name });
         expectError(taken, 409, 'CATEGORY_NAME_TAKEN');
-        expect(taken.body.error.details).toEqual([expect.objectContaining({ location: 'body', field: '/name', message: expect.stringContaining(String(holder.body.data.id)) })]);
+        expect(taken.body.error.details).toEqual([
+          expect.objectContaining({ location: 'body', field: '/name', message: expect.stringContaining(String(holder.body.data.id)) }),
+        ]);
       }
       expect(await storedCategories(h, storeId)).toHaveLength(1);
 
@@ -285,12 +286,15 @@ describe.each(testDatabases())('categories on $name', (testDatabase) => {
       }
     });
 
-    it.each(['categoriesReader', 'productsReader', 'unrelated'] as const)('create and update need categories:write: %s gets 403 and nothing changes', async (who) => {
-      expectError(await postCategory(h.app, storeId, tokens[who], { name: 'Incense' }), 403, 'INSUFFICIENT_SCOPE');
-      const current = await get(storeId, tokens.writer, existing);
-      expectError(await patchCategory(h.app, storeId, tokens[who], existing, { name: 'Renamed' }, current.headers.etag), 403, 'INSUFFICIENT_SCOPE');
-      expect((await storedCategories(h, storeId)).map((row) => [row.name, row.resource_version])).toEqual([['Perfumes', 1]]);
-    });
+    it.each(['categoriesReader', 'productsReader', 'unrelated'] as const)(
+      'create and update need categories:write: %s gets 403 and nothing changes',
+      async (who) => {
+        expectError(await postCategory(h.app, storeId, tokens[who], { name: 'Incense' }), 403, 'INSUFFICIENT_SCOPE');
+        const current = await get(storeId, tokens.writer, existing);
+        expectError(await patchCategory(h.app, storeId, tokens[who], existing, { name: 'Renamed' }, current.headers.etag), 403, 'INSUFFICIENT_SCOPE');
+        expect((await storedCategories(h, storeId)).map((row) => [row.name, row.resource_version])).toEqual([['Perfumes', 1]]);
+      },
+    );
   });
 
   describe('categories.update', () => {
@@ -298,7 +302,14 @@ describe.each(testDatabases())('categories on $name', (testDatabase) => {
       const { storeId, tokens } = await freshStore();
       const created = await create(storeId, tokens.writer, { name: 'Perfumes', slug: 'perfumes', seo_title: 'Perfumes' });
       h.clock.advance(60_000);
-      const changes = { name: 'Perfumes and oud', description: 'Oud, musk and oriental perfumes.', status: 'hidden', sort_order: 5, slug: null, seo_title: null };
+      const changes = {
+        name: 'Perfumes and oud',
+        description: 'Oud, musk and oriental perfumes.',
+        status: 'hidden',
+        sort_order: 5,
+        slug: null,
+        seo_title: null,
+      };
       const updated = await patchCategory(h.app, storeId, tokens.writer, created.body.data.id, changes, created.headers.etag);
       expect(updated.status).toBe(200);
       expect(updated.body.data).toEqual({
@@ -369,7 +380,11 @@ describe.each(testDatabases())('categories on $name', (testDatabase) => {
       expect(recased.status).toBe(200);
       expect(recased.body.data.name).toBe('Perfumes');
 
-      expectError(await patchCategory(h.app, storeId, tokens.writer, incense.body.data.id, { name: 'PERFUMES' }, incense.headers.etag), 409, 'CATEGORY_NAME_TAKEN');
+      expectError(
+        await patchCategory(h.app, storeId, tokens.writer, incense.body.data.id, { name: 'PERFUMES' }, incense.headers.etag),
+        409,
+        'CATEGORY_NAME_TAKEN',
+      );
       expectError(await patchCategory(h.app, storeId, tokens.writer, incense.body.data.id, { slug: 'perfumes' }, incense.headers.etag), 409, 'SLUG_TAKEN');
       expect((await storedCategories(h, storeId))[1]).toMatchObject({ name: 'Incense', slug: 'incense', resource_version: 1 });
     });
@@ -457,7 +472,11 @@ describe.each(testDatabases())('categories on $name', (testDatabase) => {
       const { storeId, tokens } = await sharedStore();
       const created = await create(storeId, tokens.writer, { name: `Before ${badCase}` });
       expectError(await patchCategory(h.app, storeId, tokens.writer, created.body.data.id, body, created.headers.etag), status, code);
-      expect(await h.db('categories').where({ id: created.body.data.id }).first()).toMatchObject({ name: `Before ${badCase}`, description: null, resource_version: 1 });
+      expect(await h.db('categories').where({ id: created.body.data.id }).first()).toMatchObject({
+        name: `Before ${badCase}`,
+        description: null,
+        resource_version: 1,
+      });
     });
 
     it('malformed ids: 400 VALIDATION_FAILED; an id past the id range: 404 NOT_FOUND', async () => {
@@ -481,7 +500,13 @@ describe.each(testDatabases())('categories on $name', (testDatabase) => {
       beforeAll(async () => {
         ({ store, storeId, tokens } = await freshStore());
         const rows = await seedCategories(h, storeId, 230, 'Category');
-        await h.db('categories').whereIn('id', rows.filter((_, i) => i % 7 === 0).map((row) => row.id)).update({ status: 'hidden' });
+        await h
+          .db('categories')
+          .whereIn(
+            'id',
+            rows.filter((_, i) => i % 7 === 0).map((row) => row.id),
+          )
+          .update({ status: 'hidden' });
         all = rows.map((row) => row.id);
         // Another store's categories interleave with these ids and never show up.
         await seedCategories(h, (await createTestStore(h, 'Musk House')).store.id, 5, 'Category');
@@ -502,7 +527,13 @@ describe.each(testDatabases())('categories on $name', (testDatabase) => {
         const first = await listCategoriesCall(h.app, storeId, tokens.productsReader);
         expect(first.status).toBe(200);
         expect(first.body.data).toHaveLength(25);
-        expect(first.body.meta).toEqual({ request_id: first.headers['x-request-id'], has_more: true, limit: 25, next_cursor: expect.any(String), consistency: 'live_keyset' });
+        expect(first.body.meta).toEqual({
+          request_id: first.headers['x-request-id'],
+          has_more: true,
+          limit: 25,
+          next_cursor: expect.any(String),
+          consistency: 'live_keyset',
+        });
         expect(first.body.data.map((category: { id: number }) => category.id)).toEqual(all.slice(0, 25));
       });
 

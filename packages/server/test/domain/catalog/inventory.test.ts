@@ -4,16 +4,16 @@ import { IDEMPOTENCY_TTL_MS, requestHashOf } from '../../../src/http/idempotency
 import { endStoreMigration, startStoreMigration } from '../../../src/platform/stores';
 import { expectError } from '../../support/auth-steps';
 import {
-  HUGE_ID,
-  MALFORMED_IDS,
-  OVERSIZED_TEXT,
   countRows,
-  type StoreApi,
+  HUGE_ID,
   insertDigitalUnits,
   insertProduct,
+  MALFORMED_IDS,
+  OVERSIZED_TEXT,
   productEvents,
   productRow,
   productState,
+  type StoreApi,
   storeWithFullAccess,
   tokenWithScopes,
 } from '../../support/catalog-fixtures';
@@ -49,7 +49,9 @@ describe.each(testDatabases())('inventory on $name', (testDatabase) => {
     return id;
   };
   const unsoldCodes = async (productId: number) =>
-    ((await h.db('digital_units').where({ product_id: productId }).whereNull('delivered_at').orderBy('id').select('code')) as Array<{ code: string }>).map((unit) => unit.code);
+    ((await h.db('digital_units').where({ product_id: productId }).whereNull('delivered_at').orderBy('id').select('code')) as Array<{ code: string }>).map(
+      (unit) => unit.code,
+    );
 
   describe('inventory.get', () => {
     it('shows a physical or service product as a manual item with its quantity and resource_version', async () => {
@@ -175,7 +177,13 @@ describe.each(testDatabases())('inventory on $name', (testDatabase) => {
       expect(await productRow(h.db, id)).toMatchObject({ quantity: 37, resource_version: 8, updated_at: h.clock.now() });
       const stored = await h.db('inventory_adjustments').where({ id: response.body.data.id }).first();
       expect(stored).toMatchObject({ store_id: shop.store.store.id, product_id: id, delta: 24, reason: 'restock', quantity_before: 13, quantity_after: 37 });
-      expect((await shop.api.get(`products/${id}/inventory`)).body.data).toEqual({ product_id: id, product_kind: 'physical', mode: 'manual', quantity: 37, resource_version: 8 });
+      expect((await shop.api.get(`products/${id}/inventory`)).body.data).toEqual({
+        product_id: id,
+        product_kind: 'physical',
+        mode: 'manual',
+        quantity: 37,
+        resource_version: 8,
+      });
 
       const events = await productEvents(h.db, shop.store.store.id, id);
       expect(events.map((event) => event.type).sort()).toEqual(['inventory.adjusted', 'product.updated']);
@@ -194,7 +202,13 @@ describe.each(testDatabases())('inventory on $name', (testDatabase) => {
       const updated = events.find((event) => event.type === 'product.updated');
       expect(updated?.payload).toEqual(envelopeOf('product.updated'));
       expect(updated?.payload.data).toEqual({
-        product: expect.objectContaining({ id, name: 'Royal Oud Perfume 100 ml', resource_version: 8, updated_at: toIso(h.clock.now()), product_kind: 'physical' }),
+        product: expect.objectContaining({
+          id,
+          name: 'Royal Oud Perfume 100 ml',
+          resource_version: 8,
+          updated_at: toIso(h.clock.now()),
+          product_kind: 'physical',
+        }),
       });
     });
 
@@ -202,7 +216,15 @@ describe.each(testDatabases())('inventory on $name', (testDatabase) => {
       const id = await product({ quantity: 5, product_kind: 'service' });
       const response = await adjust(shop.api, id, { delta: -5, reason: 'damage', note: null });
       expect(response.status).toBe(201);
-      expect(response.body.data).toMatchObject({ mode: 'manual', delta: -5, reason: 'damage', note: null, quantity_before: 5, quantity_after: 0, resource_version: 2 });
+      expect(response.body.data).toMatchObject({
+        mode: 'manual',
+        delta: -5,
+        reason: 'damage',
+        note: null,
+        quantity_before: 5,
+        quantity_after: 0,
+        resource_version: 2,
+      });
       expect((await productRow(h.db, id)).quantity).toBe(0);
     });
 
@@ -423,8 +445,16 @@ describe.each(testDatabases())('inventory on $name', (testDatabase) => {
       const reads = [`products/${id}/inventory`, 'inventory'];
 
       for (const path of reads) expectError(await api.anonymous('get', path), 401, 'UNAUTHENTICATED');
-      expectError(await api.anonymous('post', adjustmentsPath(id)).set('Idempotency-Key', randomUUID()).send({ delta: 1, reason: 'restock' }), 401, 'UNAUTHENTICATED');
-      expectError(await api.call('post', adjustmentsPath(id)).set('Idempotency-Key', randomUUID()).type('text/plain').send('delta=1'), 415, 'UNSUPPORTED_MEDIA_TYPE');
+      expectError(
+        await api.anonymous('post', adjustmentsPath(id)).set('Idempotency-Key', randomUUID()).send({ delta: 1, reason: 'restock' }),
+        401,
+        'UNAUTHENTICATED',
+      );
+      expectError(
+        await api.call('post', adjustmentsPath(id)).set('Idempotency-Key', randomUUID()).type('text/plain').send('delta=1'),
+        415,
+        'UNSUPPORTED_MEDIA_TYPE',
+      );
       expectError(await adjust(api, id, { delta: 1, reason: 'restock', note: OVERSIZED_TEXT }), 413, 'PAYLOAD_TOO_LARGE');
 
       await startStoreMigration(h.services, store.store.id);

@@ -4,14 +4,14 @@ import { expectError } from '../../support/auth-steps';
 import {
   FIXTURE_TIME,
   HUGE_ID,
+  insertProduct,
   MALFORMED_IDS,
   OVERSIZED_TEXT,
   type ProductOverrides,
-  type StoreApi,
-  insertProduct,
   productEvents,
   productRow,
   productState,
+  type StoreApi,
   storeWithFullAccess,
   tokenWithScopes,
 } from '../../support/catalog-fixtures';
@@ -50,7 +50,8 @@ describe.each(testDatabases())('product media and SEO on $name', (testDatabase) 
       occurred_at: toIso(h.clock.now()),
       data: { product: expect.any(Object) },
     });
-    return (event?.payload.data as { product: Record<string, unknown> }).product;
+    if (!event) throw new Error('no product.updated event');
+    return (event.payload.data as { product: Record<string, unknown> }).product;
   }
 
   /** The Product a fixture row shows, after one change at the clock's time. */
@@ -277,10 +278,20 @@ describe.each(testDatabases())('product media and SEO on $name', (testDatabase) 
         .insert({ store_id: shop.store.store.id, name: 'Perfumes', name_key: 'perfumes', created_at: FIXTURE_TIME, updated_at: FIXTURE_TIME })
         .returning('id')) as Array<number | { id: number }>;
       const categoryId = typeof category === 'number' ? category : (category?.id as number);
-      const id = await product({ name: 'Royal Oud Perfume 100 ml', category_id: categoryId, seo_description: 'Kept as it is.', keywords: ['old'], og_image: `${CDN}/share.jpg` });
+      const id = await product({
+        name: 'Royal Oud Perfume 100 ml',
+        category_id: categoryId,
+        seo_description: 'Kept as it is.',
+        keywords: ['old'],
+        og_image: `${CDN}/share.jpg`,
+      });
       h.clock.advance(60_000);
 
-      const response = await shop.api.patch(seoPath(id), { slug: 'royal-oud-perfume-100ml', seo_title: 'Royal Oud Perfume 100 ml | عطر العود الملكي', keywords: ['oud', 'perfume', 'عود'] });
+      const response = await shop.api.patch(seoPath(id), {
+        slug: 'royal-oud-perfume-100ml',
+        seo_title: 'Royal Oud Perfume 100 ml | عطر العود الملكي',
+        keywords: ['oud', 'perfume', 'عود'],
+      });
       expect(response.status).toBe(200);
       expect(response.headers.etag).toBeUndefined();
       const seo = {
@@ -312,7 +323,14 @@ describe.each(testDatabases())('product media and SEO on $name', (testDatabase) 
       const id = await product({ slug: 'to-clear', seo_title: 'Title', seo_description: 'Description', keywords: ['a'], og_image: `${CDN}/share.jpg` });
       const response = await shop.api.patch(seoPath(id), { slug: null, og_image: null, seo_title: null, keywords: [] });
       expect(response.status).toBe(200);
-      expect(response.body.data).toMatchObject({ slug: null, og_image: null, seo_title: null, seo_description: 'Description', keywords: [], resource_version: 2 });
+      expect(response.body.data).toMatchObject({
+        slug: null,
+        og_image: null,
+        seo_title: null,
+        seo_description: 'Description',
+        keywords: [],
+        resource_version: 2,
+      });
       expect(await productRow(h.db, id)).toMatchObject({ slug: null, og_image: null, seo_title: null, keywords: '[]' });
     });
 

@@ -2,7 +2,6 @@ import { toIso } from '../../../src/core/clock';
 import { CURSOR_TTL_MS } from '../../../src/core/cursor';
 import { expectError } from '../../support/auth-steps';
 import {
-  type Shop,
   createProductVia,
   getProductCall,
   insertCategory,
@@ -10,6 +9,7 @@ import {
   openShop,
   patchProduct,
   productRows,
+  type Shop,
   seedProducts,
   tokenWith,
   walkProducts,
@@ -36,28 +36,36 @@ describe.each(testDatabases())('products.list on $name', (testDatabase) => {
     beforeAll(async () => {
       shop = await openShop(h);
       // 2,000 rows, alternating, so the filter status=active matches 1,000 of them spread over the id range.
-      await seedProducts(h, shop.storeId, Array.from({ length: 2000 }, (_, index) => ({ status: index % 2 === 0 ? 'active' : 'inactive' })));
+      await seedProducts(
+        h,
+        shop.storeId,
+        Array.from({ length: 2000 }, (_, index) => ({ status: index % 2 === 0 ? 'active' : 'inactive' })),
+      );
     });
 
-    it.each([1, 25, 100])('with limit %i and status=active serves each matching product once, in id order, while rows are inserted between pages', async (limit) => {
-      const atStart = await idsWhere(h, shop.storeId, { status: 'active' });
-      expect(atStart.length).toBeGreaterThanOrEqual(1000);
-      let insertions = 0;
-      const insertBetweenPages = async () => {
-        if (insertions >= 10) return; // a bounded number, so the walk ends
-        insertions += 1;
-        await seedProducts(h, shop.storeId, [{ status: 'active', name: `Inserted ${limit}-${insertions}` }, { status: 'inactive' }]);
-      };
-      const walk = await walkProducts(h.app, shop.storeId, shop.tokens.full, { limit, status: 'active' }, insertBetweenPages);
+    it.each([1, 25, 100])(
+      'with limit %i and status=active serves each matching product once, in id order, while rows are inserted between pages',
+      async (limit) => {
+        const atStart = await idsWhere(h, shop.storeId, { status: 'active' });
+        expect(atStart.length).toBeGreaterThanOrEqual(1000);
+        let insertions = 0;
+        const insertBetweenPages = async () => {
+          if (insertions >= 10) return; // a bounded number, so the walk ends
+          insertions += 1;
+          await seedProducts(h, shop.storeId, [{ status: 'active', name: `Inserted ${limit}-${insertions}` }, { status: 'inactive' }]);
+        };
+        const walk = await walkProducts(h.app, shop.storeId, shop.tokens.full, { limit, status: 'active' }, insertBetweenPages);
 
-      expect(new Set(walk.ids).size).toBe(walk.ids.length);
-      expect(walk.ids).toEqual([...walk.ids].sort((a, b) => a - b));
-      expect(walk.products.every((product) => product.status === 'active')).toBe(true);
-      expect(walk.ids.slice(0, atStart.length)).toEqual(atStart);
-      // Rows inserted meanwhile have higher ids than the walk's position: they come at the end.
-      expect(walk.ids).toEqual(await idsWhere(h, shop.storeId, { status: 'active' }));
-      expect(walk.pages).toBe(Math.ceil(walk.ids.length / limit));
-    }, 120_000);
+        expect(new Set(walk.ids).size).toBe(walk.ids.length);
+        expect(walk.ids).toEqual([...walk.ids].sort((a, b) => a - b));
+        expect(walk.products.every((product) => product.status === 'active')).toBe(true);
+        expect(walk.ids.slice(0, atStart.length)).toEqual(atStart);
+        // Rows inserted meanwhile have higher ids than the walk's position: they come at the end.
+        expect(walk.ids).toEqual(await idsWhere(h, shop.storeId, { status: 'active' }));
+        expect(walk.pages).toBe(Math.ceil(walk.ids.length / limit));
+      },
+      120_000,
+    );
   });
 
   describe('pages and filters', () => {
@@ -91,7 +99,13 @@ describe.each(testDatabases())('products.list on $name', (testDatabase) => {
     it('answers Products as products.get does, with keyset meta: default limit 25, has_more, next_cursor, live_keyset', async () => {
       const response = await listProductsCall(h.app, shop.storeId, shop.tokens.reader);
       expect(response.status).toBe(200);
-      expect(response.body.meta).toEqual({ request_id: response.headers['x-request-id'], has_more: false, limit: 25, next_cursor: null, consistency: 'live_keyset' });
+      expect(response.body.meta).toEqual({
+        request_id: response.headers['x-request-id'],
+        has_more: false,
+        limit: 25,
+        next_cursor: null,
+        consistency: 'live_keyset',
+      });
       expect(response.body.data.map((product: { id: number }) => product.id)).toEqual(Object.values(products));
       const read = await getProductCall(h.app, shop.storeId, shop.tokens.full, products.oud);
       expect(response.body.data[0]).toEqual(read.body.data);
@@ -118,7 +132,7 @@ describe.each(testDatabases())('products.list on $name', (testDatabase) => {
       expect(none.body.meta).toMatchObject({ has_more: false, next_cursor: null });
     });
 
-    it('does not match another store\'s category of that name', async () => {
+    it("does not match another store's category of that name", async () => {
       const other = await openShop(h);
       await insertCategory(h, other.storeId, 'Incense');
       await seedProducts(h, other.storeId, [{ name: 'Bakhoor' }]);
@@ -171,7 +185,13 @@ describe.each(testDatabases())('products.list on $name', (testDatabase) => {
       expectError(await listProductsCall(h.app, shop.storeId, shop.tokens.full, query), 400, 'INVALID_FILTER');
     });
 
-    it.each([['color', 'red'], ['sort', 'name'], ['offset', '10'], ['page', '2'], ['store_id', 'x']])('is 422 UNKNOWN_FIELD for the unknown filter %s', async (name, value) => {
+    it.each([
+      ['color', 'red'],
+      ['sort', 'name'],
+      ['offset', '10'],
+      ['page', '2'],
+      ['store_id', 'x'],
+    ])('is 422 UNKNOWN_FIELD for the unknown filter %s', async (name, value) => {
       expectError(await listProductsCall(h.app, shop.storeId, shop.tokens.full, { [name]: value }), 422, 'UNKNOWN_FIELD');
     });
 
@@ -184,7 +204,12 @@ describe.each(testDatabases())('products.list on $name', (testDatabase) => {
     it('is 400 INVALID_CURSOR for a cursor from another filter set, from another store, or altered', async () => {
       const first = await listProductsCall(h.app, shop.storeId, shop.tokens.full, { limit: 1, status: 'active' });
       const cursor = first.body.meta.next_cursor as string;
-      const otherFilters: Record<string, string>[] = [{ status: 'inactive' }, {}, { status: 'active', search: 'oud' }, { status: 'active', category: 'Perfumes' }];
+      const otherFilters: Record<string, string>[] = [
+        { status: 'inactive' },
+        {},
+        { status: 'active', search: 'oud' },
+        { status: 'active', category: 'Perfumes' },
+      ];
       for (const query of otherFilters) {
         expectError(await listProductsCall(h.app, shop.storeId, shop.tokens.full, { ...query, limit: 1, cursor }), 400, 'INVALID_CURSOR');
       }
@@ -196,10 +221,14 @@ describe.each(testDatabases())('products.list on $name', (testDatabase) => {
         expectError(await listProductsCall(h.app, shop.storeId, shop.tokens.full, { limit: 1, status: 'active', cursor: bad }), 400, 'INVALID_CURSOR');
       }
       const otherFirst = await listProductsCall(h.app, other.storeId, other.tokens.full, { limit: 1, status: 'active' });
-      expectError(await listProductsCall(h.app, shop.storeId, shop.tokens.full, { limit: 1, status: 'active', cursor: otherFirst.body.meta.next_cursor }), 400, 'INVALID_CURSOR');
+      expectError(
+        await listProductsCall(h.app, shop.storeId, shop.tokens.full, { limit: 1, status: 'active', cursor: otherFirst.body.meta.next_cursor }),
+        400,
+        'INVALID_CURSOR',
+      );
     });
 
-    it('lists the token\'s store only: another store\'s token on this store\'s path is 404 STORE_NOT_FOUND', async () => {
+    it("lists the token's store only: another store's token on this store's path is 404 STORE_NOT_FOUND", async () => {
       const other = await openShop(h);
       await seedProducts(h, other.storeId, [{ name: 'Oud elsewhere' }]);
       expect(await idsOf({ search: 'elsewhere' })).toEqual([]);

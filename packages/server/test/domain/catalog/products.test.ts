@@ -1,9 +1,8 @@
-import request from 'supertest';
+import type request from 'supertest';
 import { toIso } from '../../../src/core/clock';
 import type { Product } from '../../../src/domain/catalog/products/row';
 import { expectError } from '../../support/auth-steps';
 import {
-  type Shop,
   createProductVia,
   etagOfVersion,
   expectNothingStored,
@@ -15,6 +14,7 @@ import {
   patchProduct,
   postProduct,
   productRows,
+  type Shop,
 } from '../../support/catalog-products';
 import { testDatabases } from '../../support/databases';
 import { suiteHarness, UUID } from '../../support/harness';
@@ -64,7 +64,6 @@ const sendRaw = (test: request.Test, contentType: string, body: string) => test.
 
 describe.each(testDatabases())('products on $name', (testDatabase) => {
   const h = suiteHarness(testDatabase);
-
 
   /** The product as stored now, through the API (what every "nothing changed" check compares). */
   const currentProduct = async (shop: Shop, id: number) => {
@@ -135,7 +134,12 @@ describe.each(testDatabases())('products on $name', (testDatabase) => {
 
     it('without image, the first of images is the default; a price of 0.00 sent is a price set (ready)', async () => {
       const shop = await openShop(h);
-      const { product } = await createProductVia(h.app, shop.storeId, shop.tokens.full, { images: [IMAGE_2, IMAGE_1], price: '0.00', category: null, image: null });
+      const { product } = await createProductVia(h.app, shop.storeId, shop.tokens.full, {
+        images: [IMAGE_2, IMAGE_1],
+        price: '0.00',
+        category: null,
+        image: null,
+      });
       expect(product).toMatchObject({ image: IMAGE_2, images: [IMAGE_2, IMAGE_1], image_alt: null, category: null, price: '0.00', price_state: 'ready' });
     });
 
@@ -157,7 +161,7 @@ describe.each(testDatabases())('products on $name', (testDatabase) => {
       expect(row.installation_id).toBe(response.body.execution.installationId);
     });
 
-    it('is CATEGORY_NOT_FOUND (422) when the named category does not exist in the store (another store\'s does not count); nothing is stored, and the key replays the error', async () => {
+    it("is CATEGORY_NOT_FOUND (422) when the named category does not exist in the store (another store's does not count); nothing is stored, and the key replays the error", async () => {
       const shop = await openShop(h);
       const other = await openShop(h);
       await insertCategory(h, other.storeId, 'Gift sets');
@@ -166,7 +170,13 @@ describe.each(testDatabases())('products on $name', (testDatabase) => {
         expectError(response, 422, 'CATEGORY_NOT_FOUND');
         expect(response.headers['idempotent-replayed']).toBeUndefined();
       }
-      const replayed = await postProduct(h.app, shop.storeId, shop.tokens.full, { name: 'Box', product_kind: 'physical', category: 'Gift sets' }, 'key Gift sets');
+      const replayed = await postProduct(
+        h.app,
+        shop.storeId,
+        shop.tokens.full,
+        { name: 'Box', product_kind: 'physical', category: 'Gift sets' },
+        'key Gift sets',
+      );
       expectError(replayed, 422, 'CATEGORY_NOT_FOUND');
       expect(replayed.headers['idempotent-replayed']).toBe('true');
       await expectNothingStored(h.db, shop.storeId);
@@ -188,7 +198,9 @@ describe.each(testDatabases())('products on $name', (testDatabase) => {
     it('gives a slug to one of five concurrent creates; the others are 409 SLUG_TAKEN', async () => {
       const shop = await openShop(h);
       const responses = await Promise.all(
-        Array.from({ length: 5 }, (_, index) => postProduct(h.app, shop.storeId, shop.tokens.full, { name: `Oud ${index}`, product_kind: 'physical', slug: 'contested' })),
+        Array.from({ length: 5 }, (_, index) =>
+          postProduct(h.app, shop.storeId, shop.tokens.full, { name: `Oud ${index}`, product_kind: 'physical', slug: 'contested' }),
+        ),
       );
       expect(responses.filter((response) => response.status === 201)).toHaveLength(1);
       for (const response of responses.filter((candidate) => candidate.status !== 201)) expectError(response, 409, 'SLUG_TAKEN');
@@ -213,7 +225,10 @@ describe.each(testDatabases())('products on $name', (testDatabase) => {
         expectInsufficientScope(response, 'products.prices:write');
       }
       expectInsufficientScope(await postProduct(h.app, shop.storeId, shop.tokens.reader, { name: 'Box', product_kind: 'physical' }), 'products:write');
-      expectInsufficientScope(await postProduct(h.app, shop.storeId, shop.tokens.pricer, { name: 'Box', product_kind: 'physical', price: '1.00' }), 'products:write');
+      expectInsufficientScope(
+        await postProduct(h.app, shop.storeId, shop.tokens.pricer, { name: 'Box', product_kind: 'physical', price: '1.00' }),
+        'products:write',
+      );
       await expectNothingStored(h.db, shop.storeId);
 
       const unpriced = await postProduct(h.app, shop.storeId, shop.tokens.writer, { name: 'Box', product_kind: 'physical' });
@@ -239,7 +254,11 @@ describe.each(testDatabases())('products on $name', (testDatabase) => {
     it('is 400 IDEMPOTENCY_KEY_REQUIRED without Idempotency-Key, and 400 for a key over 128 characters; nothing is stored', async () => {
       const shop = await openShop(h);
       expectError(await postProduct(h.app, shop.storeId, shop.tokens.full, { name: 'Box', product_kind: 'physical' }, null), 400, 'IDEMPOTENCY_KEY_REQUIRED');
-      expectError(await postProduct(h.app, shop.storeId, shop.tokens.full, { name: 'Box', product_kind: 'physical' }, 'k'.repeat(129)), 400, 'VALIDATION_FAILED');
+      expectError(
+        await postProduct(h.app, shop.storeId, shop.tokens.full, { name: 'Box', product_kind: 'physical' }, 'k'.repeat(129)),
+        400,
+        'VALIDATION_FAILED',
+      );
       await expectNothingStored(h.db, shop.storeId);
     });
 
@@ -296,14 +315,18 @@ describe.each(testDatabases())('products on $name', (testDatabase) => {
       it.each([
         ['an unknown field', { ...valid, color: 'red' }],
         ['status, which a create does not take', { ...valid, status: 'active' }],
-        ['price_state, which is not the client\'s to set', { ...valid, price_state: 'ready' }],
+        ["price_state, which is not the client's to set", { ...valid, price_state: 'ready' }],
       ])('422 UNKNOWN_FIELD for %s', async (_case, body) => {
         const response = await postProduct(h.app, shop.storeId, shop.tokens.full, body);
         expectError(response, 422, 'UNKNOWN_FIELD');
       });
 
       it('400 VALIDATION_FAILED for malformed JSON', async () => {
-        expectError(await sendRaw(postProduct(h.app, shop.storeId, shop.tokens.full, undefined), 'application/json', '{"name": "Box",'), 400, 'VALIDATION_FAILED');
+        expectError(
+          await sendRaw(postProduct(h.app, shop.storeId, shop.tokens.full, undefined), 'application/json', '{"name": "Box",'),
+          400,
+          'VALIDATION_FAILED',
+        );
       });
 
       it('413 PAYLOAD_TOO_LARGE for a body over 65536 bytes', async () => {
@@ -314,7 +337,7 @@ describe.each(testDatabases())('products on $name', (testDatabase) => {
         expectError(await sendRaw(postProduct(h.app, shop.storeId, shop.tokens.full, undefined), 'text/plain', 'name=Box'), 415, 'UNSUPPORTED_MEDIA_TYPE');
       });
 
-      it('404 STORE_NOT_FOUND for another store\'s path', async () => {
+      it("404 STORE_NOT_FOUND for another store's path", async () => {
         const other = await openShop(h);
         expectError(await postProduct(h.app, other.storeId, shop.tokens.full, valid), 404, 'STORE_NOT_FOUND');
         await expectNothingStored(h.db, other.storeId);
@@ -334,7 +357,7 @@ describe.each(testDatabases())('products on $name', (testDatabase) => {
       expectInsufficientScope(await getProductCall(h.app, shop.storeId, shop.tokens.unrelated, product.id), 'products:read');
     });
 
-    it('is 404 NOT_FOUND for an unknown id, a huge one and another store\'s product', async () => {
+    it("is 404 NOT_FOUND for an unknown id, a huge one and another store's product", async () => {
       const shop = await openShop(h);
       const other = await openShop(h);
       const { product } = await createProductVia(h.app, other.storeId, other.tokens.full);
@@ -344,7 +367,7 @@ describe.each(testDatabases())('products on $name', (testDatabase) => {
       }
     });
 
-    it('is 404 STORE_NOT_FOUND with a token of another store, even for that store\'s product', async () => {
+    it("is 404 STORE_NOT_FOUND with a token of another store, even for that store's product", async () => {
       const shop = await openShop(h);
       const other = await openShop(h);
       const { product } = await createProductVia(h.app, shop.storeId, shop.tokens.full);
@@ -388,7 +411,15 @@ describe.each(testDatabases())('products on $name', (testDatabase) => {
       expect(response.headers.etag).toMatch(etagOfVersion(2));
       expect(await currentProduct(shop, product.id)).toEqual({ product: expected, etag: response.headers.etag });
 
-      const cleared = await patchProduct(h.app, shop.storeId, shop.tokens.writer, product.id, 'content', { category: null, supported_devices: null }, response.headers.etag);
+      const cleared = await patchProduct(
+        h.app,
+        shop.storeId,
+        shop.tokens.writer,
+        product.id,
+        'content',
+        { category: null, supported_devices: null },
+        response.headers.etag,
+      );
       expect(cleared.status).toBe(200);
       expect(cleared.body.data).toEqual({ ...expected, category: null, supported_devices: null, resource_version: 3 });
     });
@@ -397,7 +428,13 @@ describe.each(testDatabases())('products on $name', (testDatabase) => {
       const shop = await openShop(h);
       await insertCategory(h, shop.storeId, 'Perfumes');
       const { product, etag } = await createProductVia(h.app, shop.storeId, shop.tokens.full, {
-        description: 'Long', short_desc: 'Short', category: 'Perfumes', supported_devices: ['android'], price: '5.00', image: IMAGE_1, slug: 'kept',
+        description: 'Long',
+        short_desc: 'Short',
+        category: 'Perfumes',
+        supported_devices: ['android'],
+        price: '5.00',
+        image: IMAGE_1,
+        slug: 'kept',
       });
       const response = await patchProduct(h.app, shop.storeId, shop.tokens.full, product.id, 'content', { name: 'Renamed' }, etag);
       expect(response.body.data).toEqual({ ...product, name: 'Renamed', resource_version: 2 });
@@ -459,7 +496,7 @@ describe.each(testDatabases())('products on $name', (testDatabase) => {
       expect(await updatedEvents(shop)).toEqual([]);
     });
 
-    it('needs If-Match: 428 without it, 412 with a stale or another resource\'s ETag (carrying the current one), 400 when malformed; nothing changes', async () => {
+    it("needs If-Match: 428 without it, 412 with a stale or another resource's ETag (carrying the current one), 400 when malformed; nothing changes", async () => {
       const shop = await openShop(h);
       const { product, etag } = await createProductVia(h.app, shop.storeId, shop.tokens.full);
       const otherProduct = await createProductVia(h.app, shop.storeId, shop.tokens.full, { name: 'Other' });
@@ -495,7 +532,7 @@ describe.each(testDatabases())('products on $name', (testDatabase) => {
       expect(await updatedEvents(shop)).toHaveLength(1);
     });
 
-    it('is 404 NOT_FOUND for another store\'s product, which stays unchanged', async () => {
+    it("is 404 NOT_FOUND for another store's product, which stays unchanged", async () => {
       const shop = await openShop(h);
       const other = await openShop(h);
       const { product, etag } = await createProductVia(h.app, other.storeId, other.tokens.full);
@@ -536,8 +573,16 @@ describe.each(testDatabases())('products on $name', (testDatabase) => {
       for (const [body, status, code] of cases) {
         expectError(await patchProduct(h.app, shop.storeId, shop.tokens.full, product.id, 'content', body, etag), status, code);
       }
-      expectError(await sendRaw(patchProduct(h.app, shop.storeId, shop.tokens.full, product.id, 'content', undefined, etag), 'application/json', '{"name":'), 400, 'VALIDATION_FAILED');
-      expectError(await patchProduct(h.app, shop.storeId, shop.tokens.full, product.id, 'content', { description: 'd'.repeat(70_000) }, etag), 413, 'PAYLOAD_TOO_LARGE');
+      expectError(
+        await sendRaw(patchProduct(h.app, shop.storeId, shop.tokens.full, product.id, 'content', undefined, etag), 'application/json', '{"name":'),
+        400,
+        'VALIDATION_FAILED',
+      );
+      expectError(
+        await patchProduct(h.app, shop.storeId, shop.tokens.full, product.id, 'content', { description: 'd'.repeat(70_000) }, etag),
+        413,
+        'PAYLOAD_TOO_LARGE',
+      );
       expect(await currentProduct(shop, product.id)).toEqual({ product, etag });
       expect(await updatedEvents(shop)).toEqual([]);
     });
@@ -582,7 +627,15 @@ describe.each(testDatabases())('products on $name', (testDatabase) => {
       const unchanged = await getProductCall(h.app, shop.storeId, shop.tokens.full, created.product.id, 'prices');
       expect({ data: unchanged.body.data, etag: unchanged.headers.etag }).toEqual({ data: lowered.body.data, etag: lowered.headers.etag });
 
-      const cleared = await patchProduct(h.app, shop.storeId, shop.tokens.full, created.product.id, 'prices', { price: '450.00', old_price: null }, lowered.headers.etag);
+      const cleared = await patchProduct(
+        h.app,
+        shop.storeId,
+        shop.tokens.full,
+        created.product.id,
+        'prices',
+        { price: '450.00', old_price: null },
+        lowered.headers.etag,
+      );
       expect(cleared.body.data).toMatchObject({ price: '450.00', old_price: null, price_state: 'ready', resource_version: 3 });
     });
 
@@ -624,7 +677,7 @@ describe.each(testDatabases())('products on $name', (testDatabase) => {
       expect(await currentProduct(shop, product.id)).toEqual({ product, etag });
     });
 
-    it('is 404 NOT_FOUND for another store\'s product, which stays unchanged', async () => {
+    it("is 404 NOT_FOUND for another store's product, which stays unchanged", async () => {
       const shop = await openShop(h);
       const other = await openShop(h);
       const { product, etag } = await createProductVia(h.app, other.storeId, other.tokens.full);
@@ -650,14 +703,18 @@ describe.each(testDatabases())('products on $name', (testDatabase) => {
       for (const [body, status, code] of cases) {
         expectError(await patchProduct(h.app, shop.storeId, shop.tokens.full, product.id, 'prices', body, etag), status, code);
       }
-      expectError(await sendRaw(patchProduct(h.app, shop.storeId, shop.tokens.full, product.id, 'prices', undefined, etag), 'application/json', '{"price":'), 400, 'VALIDATION_FAILED');
+      expectError(
+        await sendRaw(patchProduct(h.app, shop.storeId, shop.tokens.full, product.id, 'prices', undefined, etag), 'application/json', '{"price":'),
+        400,
+        'VALIDATION_FAILED',
+      );
       expect(await currentProduct(shop, product.id)).toEqual({ product, etag });
       expect(await updatedEvents(shop)).toEqual([]);
     });
   });
 
   describe('products.price.get', () => {
-    it('answers the price, previous price and pricing state with the product\'s ETag to products.prices:read or products:read; other scopes get 403', async () => {
+    it("answers the price, previous price and pricing state with the product's ETag to products.prices:read or products:read; other scopes get 403", async () => {
       const shop = await openShop(h, 'reader', 'priceReader', 'writer', 'unrelated');
       const { product, etag } = await createProductVia(h.app, shop.storeId, shop.tokens.full, { price: '99.00', old_price: '120.00' });
       for (const token of [shop.tokens.priceReader, shop.tokens.reader, shop.tokens.writer]) {
@@ -669,7 +726,7 @@ describe.each(testDatabases())('products on $name', (testDatabase) => {
       expectInsufficientScope(await getProductCall(h.app, shop.storeId, shop.tokens.unrelated, product.id, 'prices'), 'products.prices:read');
     });
 
-    it('an ETag read from the price record updates the content, and vice versa (prices share the product\'s ETag)', async () => {
+    it("an ETag read from the price record updates the content, and vice versa (prices share the product's ETag)", async () => {
       const shop = await openShop(h);
       const { product } = await createProductVia(h.app, shop.storeId, shop.tokens.full);
       const price = await getProductCall(h.app, shop.storeId, shop.tokens.full, product.id, 'prices');

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { ApiError } from '../../../core/errors';
 import { rowIdOf } from '../../../core/ids';
 import type { Db } from '../../../db/transactions';
-import { type Actor, type Precondition } from '../../common/actor';
+import type { Actor, Precondition } from '../../common/actor';
 import { requireFreeSlug } from '../../common/slugs';
 import { nameKeyOf } from '../../common/text';
 import { changeVersioned, createVersioned } from '../../common/versioned';

@@ -1,12 +1,12 @@
 import type { Knex } from 'knex';
-import { type ListRequest, type Page, keysetPage } from '../../../core/paging';
+import { ApiError } from '../../../core/errors';
+import { keysetPage, type ListRequest, type Page } from '../../../core/paging';
 import type { Db } from '../../../db/transactions';
+import { slugConflict } from '../../common/slugs';
 import { likeContaining, nameKeyOf } from '../../common/text';
 import type { VersionedResource } from '../../common/versioned';
-import { slugConflict } from '../../common/slugs';
 import { type Category, type CategoryRecord, type CategoryRow, categoryNotFound } from './row';
 import { categoryView } from './view';
-import { ApiError } from '../../../core/errors';
 
 const categories = (db: Db, storeId: string) => db<CategoryRow>('categories').where('store_id', storeId);
 
@@ -29,7 +29,11 @@ async function productsCounts(db: Db, storeId: string, ids: readonly number[]): 
 }
 
 async function withCounts(db: Db, storeId: string, rows: readonly CategoryRow[]): Promise<CategoryRecord[]> {
-  const counts = await productsCounts(db, storeId, rows.map((row) => row.id));
+  const counts = await productsCounts(
+    db,
+    storeId,
+    rows.map((row) => row.id),
+  );
   return rows.map((row) => ({ ...row, products_count: counts.get(row.id) ?? 0 }));
 }
 

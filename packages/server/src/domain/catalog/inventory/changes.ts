@@ -77,7 +77,16 @@ export async function adjustInventory(db: Db, actor: Actor, id: number, request:
       const adjustmentId = insertedId(await trx('inventory_adjustments').insert(stored).returning('id'));
       if (current.product_kind === 'digital' && delta < 0) await withdrawUnits(trx, actor.storeId, current.id, -delta);
       if (request.codes !== undefined) {
-        await trx('digital_units').insert(request.codes.map((code) => ({ store_id: actor.storeId, product_id: current.id, code, adjustment_id: adjustmentId, delivered_at: null, created_at: actor.now })));
+        await trx('digital_units').insert(
+          request.codes.map((code) => ({
+            store_id: actor.storeId,
+            product_id: current.id,
+            code,
+            adjustment_id: adjustmentId,
+            delivered_at: null,
+            created_at: actor.now,
+          })),
+        );
       }
       adjustment = {
         id: adjustmentId,

@@ -1,8 +1,8 @@
-import { type ListRequest, type Page, keysetPage } from '../../../core/paging';
+import { keysetPage, type ListRequest, type Page } from '../../../core/paging';
 import type { Db } from '../../../db/transactions';
 import { getProduct } from '../products/queries';
 import type { ProductRow } from '../products/row';
-import { type InventoryItem, type StockRow, inventoryItemView } from './view';
+import { type InventoryItem, inventoryItemView, type StockRow } from './view';
 
 export const unsoldUnits = (db: Db, storeId: string) => db('digital_units').where({ store_id: storeId }).whereNull('delivered_at');
 
@@ -28,7 +28,11 @@ const STOCK_COLUMNS = ['id', 'product_kind', 'quantity', 'resource_version'] as 
 /** `inventory.list`: the stock of the store's products by ascending id, one keyset page. */
 export function listInventory(db: Db, storeId: string, request: ListRequest): Promise<Page<InventoryItem>> {
   const read = (afterId: number | undefined, take: number) => {
-    const query = db<ProductRow>('products').where({ store_id: storeId }).select(...STOCK_COLUMNS).orderBy('id').limit(take);
+    const query = db<ProductRow>('products')
+      .where({ store_id: storeId })
+      .select(...STOCK_COLUMNS)
+      .orderBy('id')
+      .limit(take);
     return afterId === undefined ? query : query.andWhere('id', '>', afterId);
   };
   return keysetPage(request, { list: 'inventory.list', storeId, filters: {} }, read, async (rows) => {

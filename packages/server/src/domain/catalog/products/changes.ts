@@ -4,12 +4,12 @@ import { ApiError } from '../../../core/errors';
 import { toHalalas } from '../../../core/money';
 import type { Db } from '../../../db/transactions';
 import type { DomainEvent } from '../../../platform/outbox';
-import { type Actor, type Precondition, eventBy } from '../../common/actor';
+import { type Actor, eventBy, type Precondition } from '../../common/actor';
 import { requireFreeSlug } from '../../common/slugs';
 import { changeVersioned, createVersioned } from '../../common/versioned';
 import { categoryIdByName, productResource } from './queries';
 import type { ProductColumns, ProductRecord } from './row';
-import { type StoredImage, productView } from './view';
+import { productView, type StoredImage } from './view';
 
 export type ProductCreate = components['schemas']['ProductCreate'];
 export type ProductContentUpdate = components['schemas']['ProductContentUpdate'];
@@ -108,7 +108,13 @@ export function changeProduct(
  * clears) and `status`. Making the product `active` while `price_state` is `required` is 409
  * PRICE_REQUIRED (docs/decisions.md, "Products").
  */
-export function updateProductContent(db: Db, actor: Actor, id: number, precondition: Precondition<ProductRecord>, body: ProductContentUpdate): Promise<ProductRecord> {
+export function updateProductContent(
+  db: Db,
+  actor: Actor,
+  id: number,
+  precondition: Precondition<ProductRecord>,
+  body: ProductContentUpdate,
+): Promise<ProductRecord> {
   return changeProduct(db, actor, id, precondition, async (current, trx) => {
     if (body.status === 'active' && current.price_state === 'required') {
       throw new ApiError('PRICE_REQUIRED', 'Set a price before activating the product.');

@@ -28,7 +28,10 @@ export function arrangeImages(input: readonly MediaImageInput[]): MediaImage[] {
   if (repeated.length > 0) throw invalid('Each image URL may appear once.', repeated);
   const defaults = input.flatMap((image, index) => (image.is_default === true ? [index] : []));
   if (defaults.length > 1) {
-    throw invalid('At most one image may set is_default.', defaults.slice(1).map((index) => ({ location: 'body', field: `/images/${index}/is_default`, message: 'another image is already the default' })));
+    throw invalid(
+      'At most one image may set is_default.',
+      defaults.slice(1).map((index) => ({ location: 'body', field: `/images/${index}/is_default`, message: 'another image is already the default' })),
+    );
   }
   return frontFirst(input, defaults[0] ?? 0).map((image, sort) => ({ url: image.url, alt: image.alt ?? null, sort, is_default: sort === 0 }));
 }

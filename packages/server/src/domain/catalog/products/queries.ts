@@ -1,13 +1,13 @@
 import { ApiError } from '../../../core/errors';
 import { parseDateTimeFilter } from '../../../core/instants';
-import { type ListRequest, type Page, keysetPage } from '../../../core/paging';
+import { keysetPage, type ListRequest, type Page } from '../../../core/paging';
 import { type SqlValue, selectRows } from '../../../db/reads';
 import type { Db } from '../../../db/transactions';
 import { slugConflict } from '../../common/slugs';
 import { likeContaining, nameKeyOf } from '../../common/text';
 import type { VersionedResource } from '../../common/versioned';
 import { findCategoryByName } from '../categories/queries';
-import { type Product, type ProductRecord, type ProductStatus, type ProductViewRow, VIEW_COLUMNS, productNotFound } from './row';
+import { type Product, type ProductRecord, type ProductStatus, type ProductViewRow, productNotFound, VIEW_COLUMNS } from './row';
 import { viewOfRow } from './view';
 
 /** The store's products, each with its category's name: one query reads both (plain SQL: every read makes it). */
@@ -73,7 +73,8 @@ export function listProducts(db: Db, storeId: string, filters: ProductFilters, r
       params.push(...values);
     };
     if (filters.status !== undefined) where('p.status = ?', filters.status);
-    if (filters.category !== undefined) where('p.category_id in (select id from categories where store_id = ? and name_key = ?)', storeId, nameKeyOf(filters.category));
+    if (filters.category !== undefined)
+      where('p.category_id in (select id from categories where store_id = ? and name_key = ?)', storeId, nameKeyOf(filters.category));
     if (filters.search !== undefined) where("lower(p.name) like ? escape '!'", likeContaining(filters.search.toLowerCase()));
     if (updatedAfter !== undefined) where('p.updated_at > ?', updatedAfter);
     if (afterId !== undefined) where('p.id > ?', afterId);

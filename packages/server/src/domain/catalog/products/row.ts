@@ -44,9 +44,25 @@ export type ProductRecord = ProductRow & { category_name: string | null };
 
 /** The columns a product's view is made of: all but the store, the category's id and the stock. */
 export const VIEW_COLUMNS = [
-  'id', 'name', 'description', 'short_desc', 'slug', 'keywords', 'supported_devices', 'seo_title', 'seo_description',
-  'og_image', 'images', 'product_kind', 'status', 'price_halalas', 'old_price_halalas', 'price_state', 'resource_version',
-  'created_at', 'updated_at',
+  'id',
+  'name',
+  'description',
+  'short_desc',
+  'slug',
+  'keywords',
+  'supported_devices',
+  'seo_title',
+  'seo_description',
+  'og_image',
+  'images',
+  'product_kind',
+  'status',
+  'price_halalas',
+  'old_price_halalas',
+  'price_state',
+  'resource_version',
+  'created_at',
+  'updated_at',
 ] as const satisfies readonly (keyof ProductRow)[];
 
 export type ProductViewRow = Pick<ProductRow, (typeof VIEW_COLUMNS)[number]> & { category_name: string | null };

@@ -38,8 +38,14 @@ export function storedImages(text: string): StoredImage[] {
   if (!Array.isArray(parsed)) throw new Error('Stored images are not a list');
   const images = parsed.map((item: unknown): StoredImageJson => (typeof item === 'string' ? { url: item } : (item as StoredImageJson)));
   const ordered = images.map((image, index) => ({ image, index })).sort((a, b) => (a.image.sort ?? a.index) - (b.image.sort ?? b.index));
-  const defaultAt = Math.max(0, ordered.findIndex(({ image }) => image.is_default === true));
-  return frontFirst(ordered.map(({ image }) => image), defaultAt).map((image, sort) => ({ url: image.url, alt: image.alt ?? null, sort, is_default: sort === 0 }));
+  const defaultAt = Math.max(
+    0,
+    ordered.findIndex(({ image }) => image.is_default === true),
+  );
+  return frontFirst(
+    ordered.map(({ image }) => image),
+    defaultAt,
+  ).map((image, sort) => ({ url: image.url, alt: image.alt ?? null, sort, is_default: sort === 0 }));
 }
 
 /** The stored keywords (a JSON list of strings). */
