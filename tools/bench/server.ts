@@ -6,7 +6,7 @@ import { createApp } from '../../packages/server/src/app';
 import { systemClock } from '../../packages/server/src/core/clock';
 import { createDatabase } from '../../packages/server/src/db/connection';
 import { migrateToLatest } from '../../packages/server/src/db/migrate';
-import { createLogger } from '../../packages/server/src/http/request-log';
+import { bufferedOutput, createLogger } from '../../packages/server/src/http/request-log';
 import { validateAuthorization } from '../../packages/server/src/oauth/authorize';
 import { answerConsent, rememberAuthorization } from '../../packages/server/src/oauth/consent';
 import { s256 } from '../../packages/server/src/oauth/pkce';
@@ -77,7 +77,7 @@ async function main(): Promise<void> {
     let tokens = await install(services, store.id, owner.id, client.id);
 
     // Each request's line is written as in production, to nowhere: its cost is part of what is measured.
-    const logger = createLogger({ level: 'info', environment: 'production' }, fs.createWriteStream(os.devNull));
+    const logger = createLogger({ level: 'info', environment: 'production' }, bufferedOutput(os.devNull));
     const app = createApp({ config: { validateResponses: false, exposeInternalErrors: false }, services, logger });
     const server = await listen(app);
     serveBench(server, {

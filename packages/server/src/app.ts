@@ -96,7 +96,7 @@ export function createApp({ config, services, handlers = generatedHandlers, logg
       try {
         res.set(name, value);
       } catch (headerError) {
-        res.log.warn({ err: headerError, header: name, err_code: apiError.code }, 'dropped a header of an error answer'); // never lose the error itself
+        logger.warn({ request_id: requestId, err: headerError, header: name, err_code: apiError.code }, 'dropped a header of an error answer'); // never lose the error itself
       }
     }
     res.json(errorBody(apiError, requestId));

@@ -3,7 +3,7 @@ import { createApp } from './app';
 import { loadConfig } from './core/config';
 import { createDatabase, describeDatabase } from './db/connection';
 import { migrateToLatest } from './db/migrate';
-import { createLogger } from './http/request-log';
+import { bufferedOutput, createLogger } from './http/request-log';
 import { runHousekeeping, scheduleHousekeeping } from './jobs/housekeeping';
 import { installDirectly } from './oauth/direct-install';
 import type { TokenResponse } from './oauth/token-endpoint';
@@ -20,7 +20,8 @@ async function main(): Promise<void> {
   const demoTokens =
     demo &&
     (await installDirectly(services, { storeId: demo.store.id, appId: demo.app.id, scopes: DEMO_SCOPES, redirectUri: demo.version.redirectUrls[0] as string }));
-  const logger = createLogger({ level: config.logLevel, environment: config.environment }, process.stdout);
+  // A person at a terminal reads lines as they come; a collector reading a pipe or file gets them in buffered writes.
+  const logger = createLogger({ level: config.logLevel, environment: config.environment }, process.stdout.isTTY ? process.stdout : bufferedOutput(1));
   const app = createApp({ config, services, logger });
   const server = app.listen(config.port, () => {
     const { port } = server.address() as AddressInfo;
@@ -36,7 +37,7 @@ async function main(): Promise<void> {
     logError: (message) => logger.error(message),
   });
   const stop = () => {
-    server.close(() => void housekeeping.stop().finally(() => database.destroy().finally(() => process.exit(0))));
+    server.close(() => void housekeeping.stop().finally(() => database.destroy().finally(() => logger.flush(() => process.exit(0)))));
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

@@ -28,9 +28,11 @@ const queryStringOf = (url: string): string => {
  * decimal form (`25`, not `025` or `2.5e1`).
  */
 export function refuseLooseNumbers(req: Request): void {
+  const numbers = Object.entries(req.query as Record<string, unknown>).filter(([, value]) => typeof value === 'number');
+  if (numbers.length === 0) return; // most requests: nothing to read the query string again for
   const sent = parseFormEncoded(queryStringOf(req.originalUrl));
   // A number the client did not send is the parameter's default, filled in by the validator.
-  const problems = Object.entries(req.query as Record<string, unknown>).flatMap(([name, value]) =>
+  const problems = numbers.flatMap(([name, value]) =>
     typeof value === 'number' && Object.hasOwn(sent, name) && sent[name] !== String(value)
       ? [{ path: `/query/${name}`, message: 'must be a plain decimal number', errorCode: 'format.openapi.validation' }]
       : [],
