@@ -31,9 +31,9 @@ function checkReview({ rating, content }: WriteReview): void {
  * product (422 REVIEW_NOT_ALLOWED otherwise, and for a second review of the product from the same
  * order). The review waits for moderation (`pending`); `review.created`.
  */
-export function writeReview(db: Db, actor: Actor, request: WriteReview): Promise<ReviewRow> {
+export async function writeReview(db: Db, actor: Actor, request: WriteReview): Promise<ReviewRow> {
   checkReview(request);
-  return createVersioned(db, actor, reviewResource, {
+  return await createVersioned(db, actor, reviewResource, {
     columns: async (trx) => {
       await requireCustomer(trx, actor.storeId, request.customerId);
       const order = await findOrder(trx, actor.storeId, request.orderId);
