@@ -69,6 +69,7 @@ export async function deliverDigitalUnits(trx: Knex.Transaction, actor: Actor, i
     if (trx.client.config.client === 'pg') await product.forUpdate().select('id');
     const units = unsoldUnits(trx, actor.storeId).where({ product_id: item.product_id }).orderBy('id').limit(item.quantity).select('id');
     const delivered = await trx('digital_units')
+      .where({ store_id: actor.storeId })
       .whereIn('id', units)
       .whereNull('delivered_at')
       .update({ delivered_at: actor.now, order_id: item.order_id, order_item_id: item.id });
