@@ -97,6 +97,7 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['store_id', 'id']);
     t.index(['store_id', 'order_id', 'id']);
     t.index(['store_id', 'status', 'id']);
+    t.index(['store_id', 'method', 'id']);
     t.index(['store_id', 'created_at', 'id']);
   });
 
@@ -151,6 +152,7 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['store_id', 'id']);
     t.index(['store_id', 'status', 'id']);
     t.index(['store_id', 'product_id', 'id']);
+    t.index(['store_id', 'rating', 'id']);
   });
 
   await knex.schema.createTable('daily_sales', (t) => {

@@ -241,6 +241,25 @@ describe.each(testDatabases())('storefront orders on $name', (testDatabase) => {
       );
     });
 
+    it('keeps a reference the caller gives, and refuses one the store already has or one out of shape', async () => {
+      const oud = await forSale(h, shop, 1_000);
+      const placed = await placeOrder(h.db, shop.actor(), { customerId: shop.customer.id, items: [{ productId: oud, quantity: 1 }], reference: 'SIM-0001' });
+      expect(placed.reference).toBe('SIM-0001');
+      for (const reference of ['SIM-0001', '', 'ORD 1', 'X'.repeat(33)]) {
+        await expectRefused(
+          () => placeOrder(h.db, shop.actor(), { customerId: shop.customer.id, items: [{ productId: oud, quantity: 1 }], reference }),
+          'VALIDATION_FAILED',
+          '/reference',
+        );
+      }
+      const other = await openShop(h);
+      const elsewhere = await forSale(h, other, 1_000);
+      expect(
+        (await placeOrder(h.db, other.actor(), { customerId: other.customer.id, items: [{ productId: elsewhere, quantity: 1 }], reference: 'SIM-0001' }))
+          .reference,
+      ).toBe('SIM-0001');
+    });
+
     it('refuses more than the stock (physical, or unsold digital units) with INSUFFICIENT_STOCK and takes nothing, coupon use included', async () => {
       const oud = await forSale(h, shop, 1_000, { quantity: 2 });
       const cards = await digitalForSale(h, shop, 500, ['C-1']);

@@ -1,7 +1,7 @@
 import type { Db } from '../../../db/transactions';
 import type { VersionedResource } from '../../common/versioned';
 import { requireCustomer } from '../customers/queries';
-import { type Order, type OrderItemRow, type OrderRow, orderNotFound } from './row';
+import { type Order, type OrderItemRow, type OrderRow, orderNotFound, referenceTaken } from './row';
 import { orderView } from './view';
 
 /** The store's order; undefined when absent or another store's. */
@@ -9,7 +9,13 @@ export async function findOrder(db: Db, storeId: string, id: number): Promise<Or
   return (await db<OrderRow>('orders').where({ store_id: storeId, id }).first()) as OrderRow | undefined;
 }
 
-export const orderResource: VersionedResource<OrderRow> = { table: 'orders', find: findOrder, notFound: orderNotFound };
+/** Orders on the write path: the `(store_id, reference)` index refuses a reference the store already has. */
+export const orderResource: VersionedResource<OrderRow> = {
+  table: 'orders',
+  find: findOrder,
+  notFound: orderNotFound,
+  uniqueConflict: (index) => (index.includes('reference') ? referenceTaken() : undefined),
+};
 
 /** The order's lines, by id (the order they were placed in). */
 export async function orderItemsOf(db: Db, storeId: string, orderId: number): Promise<OrderItemRow[]> {
