@@ -27,6 +27,18 @@ const TABLES = [
   'inventory_adjustments',
   'digital_units',
   'sign_in_limits',
+  'customers',
+  'coupons',
+  'orders',
+  'order_items',
+  'payments',
+  'abandoned_carts',
+  'abandoned_cart_items',
+  'reviews',
+  'daily_sales',
+  'daily_customer_sales',
+  'daily_product_sales',
+  'daily_category_sales',
 ];
 
 describe.each(testDatabases())('schema on $name', (testDatabase) => {
@@ -37,7 +49,14 @@ describe.each(testDatabases())('schema on $name', (testDatabase) => {
   afterAll(() => testDatabase.close());
 
   it('migrates an empty database to the latest schema, and a second run applies nothing', async () => {
-    expect(await migrateToLatest(database)).toEqual(['001_platform', '002_oauth_state', '003_store_api', '004_catalog', '005_sign_in_limits']);
+    expect(await migrateToLatest(database)).toEqual([
+      '001_platform',
+      '002_oauth_state',
+      '003_store_api',
+      '004_catalog',
+      '005_sign_in_limits',
+      '006_storefront',
+    ]);
     for (const table of TABLES) expect(await database.schema.hasTable(table)).toBe(true);
     expect(await migrateToLatest(database)).toEqual([]);
   });

@@ -4,6 +4,7 @@ import * as oauthState from './002_oauth_state';
 import * as storeApi from './003_store_api';
 import * as catalog from './004_catalog';
 import * as signInLimits from './005_sign_in_limits';
+import * as storefront from './006_storefront';
 
 /** Every migration in order. Listed in code (not read from disk) so tsx, jest and builds agree. */
 export const migrations: ReadonlyArray<{ name: string; migration: Knex.Migration }> = [
@@ -12,4 +13,5 @@ export const migrations: ReadonlyArray<{ name: string; migration: Knex.Migration
   { name: '003_store_api', migration: storeApi },
   { name: '004_catalog', migration: catalog },
   { name: '005_sign_in_limits', migration: signInLimits },
+  { name: '006_storefront', migration: storefront },
 ];

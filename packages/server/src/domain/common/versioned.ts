@@ -65,7 +65,8 @@ export function changeVersioned<Row extends VersionedRow, Columns extends object
 /**
  * The one way a resource is created: the row is inserted at `resource_version` 1, stamped with the
  * actor's time, a unique index it breaks answers the resource's conflict, and the creation's events
- * go to the outbox in the same transaction. Rules (uniqueness checks with friendly errors, references)
+ * go to the outbox in the same transaction. Rows that belong to it (`parts`) are written before it is
+ * read back, so its events see them. Rules (uniqueness checks with friendly errors, references)
  * run before, inside the same transaction: pass `prepare`.
  */
 export function createVersioned<Row extends VersionedRow, Columns extends object>(
@@ -74,6 +75,8 @@ export function createVersioned<Row extends VersionedRow, Columns extends object
   resource: VersionedResource<Row>,
   creation: {
     readonly columns: (trx: Knex.Transaction) => Promise<Columns> | Columns;
+    /** The rows that belong to the new one and are created with it (an order's lines), before it is read back. */
+    readonly parts?: (id: number, trx: Knex.Transaction) => Promise<void>;
     readonly events?: (created: Row, trx: Knex.Transaction) => Promise<DomainEvent[]> | DomainEvent[];
   },
 ): Promise<Row> {
@@ -81,6 +84,7 @@ export function createVersioned<Row extends VersionedRow, Columns extends object
     const columns = await creation.columns(trx);
     const row = { ...columns, store_id: actor.storeId, resource_version: 1, created_at: actor.now, updated_at: actor.now };
     const id = insertedId(await writeOrConflict(resource, () => trx(resource.table).insert(row).returning('id')));
+    await creation.parts?.(id, trx);
     const created = await resource.find(trx, actor.storeId, id);
     if (!created) throw new Error(`${resource.table} ${id} is missing right after its insert`);
     for (const event of (await creation.events?.(created, trx)) ?? []) await recordEvent(trx, event);

@@ -1,0 +1,24 @@
+import type { components } from '@svc/contract';
+import { ApiError } from '../../../core/errors';
+
+export type Review = components['schemas']['Review'];
+
+/** A `reviews` row: a shopper's review of a product they received. */
+export interface ReviewRow {
+  id: number;
+  store_id: string;
+  product_id: number;
+  order_id: number;
+  customer_id: number;
+  rating: number;
+  content: string;
+  status: components['schemas']['ReviewStatus'];
+  moderated_at: number | null;
+  resource_version: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export const reviewNotFound = () => new ApiError('NOT_FOUND', 'No review with that id in this store.');
+
+export const reviewNotAllowed = (reason: string) => new ApiError('REVIEW_NOT_ALLOWED', `The review is not allowed: ${reason}.`);
