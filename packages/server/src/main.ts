@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   const demoTokens =
     demo &&
     (await installDirectly(services, { storeId: demo.store.id, appId: demo.app.id, scopes: DEMO_SCOPES, redirectUri: demo.version.redirectUrls[0] as string }));
-  // A person at a terminal reads lines as they come; a collector reading a pipe or file gets them in buffered writes.
+  // A person at a terminal reads pretty lines; a collector reading a pipe or file gets JSON written in the background.
   const logger = createLogger({ level: config.logLevel, environment: config.environment }, process.stdout.isTTY ? process.stdout : bufferedOutput(1));
   const app = createApp({ config, services, logger });
   const server = app.listen(config.port, () => {

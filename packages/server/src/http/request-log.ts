@@ -26,10 +26,11 @@ export function createLogger(settings: { level: LogLevel; environment: Environme
 }
 
 /**
- * A file descriptor or path written in the background, 4 KiB at a time, instead of one system call
- * per line (a tenth of a request's cost on the bench); pino flushes it when the process exits.
+ * A file descriptor or path written in the background: lines that come while a write is under way
+ * go out together with the next one (under load, few system calls per many lines), and a quiet
+ * server's line goes out at once, not when some buffer fills. pino flushes it when the process exits.
  */
-export const bufferedOutput = (dest: number | string): LogOutput => pino.destination({ dest, sync: false, minLength: 4096 });
+export const bufferedOutput = (dest: number | string): LogOutput => pino.destination({ dest, sync: false, minLength: 0 });
 
 /** For apps whose logs nobody reads (most tests, tools). */
 export const silentLogger = (): Logger => pino({ level: 'silent' });
