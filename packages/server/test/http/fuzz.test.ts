@@ -3,6 +3,8 @@ import fc from 'fast-check';
 import type { Knex } from 'knex';
 import request from 'supertest';
 import { createCategory } from '../../src/domain/catalog/categories/changes';
+import { createCustomer } from '../../src/domain/storefront/customers/changes';
+import { payOrder, placeOrder } from '../../src/domain/storefront/orders/changes';
 import { handlers } from '../../src/generated/registry';
 import { isNotImplemented } from '../../src/http/handler';
 import { authorizeQuery } from '../support/browser';
@@ -68,7 +70,7 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
   let ownClient: AppFixture;
   let oauthClient: AppFixture;
   const tokens = { own: '', otherStore: '', narrow: '', refresh: '' };
-  const ids = { product: 0, category: 0 };
+  const ids = { product: 0, category: 0, order: 0 };
   let requestCounter = 0;
 
   beforeAll(async () => {
@@ -91,6 +93,19 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
     });
     const digital = await insertProduct(h.db, store.store.id, { name: 'Gift card', product_kind: 'digital' });
     await insertDigitalUnits(h.db, store.store.id, digital, ['CODE-1', 'CODE-2']);
+    // A paid order with a delivered code, so order ids reach the handlers (and their digital items are not empty).
+    const shopper = { storeId: store.store.id, installationId: null, now: h.clock.now() };
+    const orderedCard = await insertProduct(h.db, store.store.id, {
+      name: 'Ordered gift card',
+      product_kind: 'digital',
+      status: 'active',
+      price_halalas: 10000,
+      price_state: 'ready',
+    });
+    await insertDigitalUnits(h.db, store.store.id, orderedCard, ['ORDERED-1']);
+    const customer = await createCustomer(h.db, shopper, { name: 'Noura Al-Harbi', email: 'noura@example.com' });
+    const order = await placeOrder(h.db, shopper, { customerId: customer.id, items: [{ productId: orderedCard, quantity: 1 }] });
+    ids.order = (await payOrder(h.db, shopper, order.id, { method: 'mada', card: { brand: 'mada', last4: '4821' } })).id;
   });
 
   /** The `Authorization` header each caller sends, by the operation's kind of authentication. */
@@ -119,6 +134,13 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
     return byCaller[caller];
   }
 
+  /** The seeded record an operation's `{id}` names. */
+  function seededIdOf(entry: OperationEntry): number {
+    if (entry.path.includes('/categories/')) return ids.category;
+    if (entry.path.includes('/orders/')) return ids.order;
+    return ids.product;
+  }
+
   /** The resource's current ETag, so that an update built from the spec gets past If-Match. */
   async function currentEtag(entry: OperationEntry): Promise<string> {
     const resource = entry.path.includes('/categories/') ? `categories/${ids.category}` : `products/${ids.product}`;
@@ -129,7 +151,7 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
   /** The request the spec describes, with this test's store, ids and credentials, so that it reaches the handler. */
   async function baseDraft(entry: OperationEntry): Promise<Draft> {
     const pathValues: Record<string, string> = { storeId: store.store.id };
-    if (entry.path.includes('{id}')) pathValues.id = String(entry.path.includes('/categories/') ? ids.category : ids.product);
+    if (entry.path.includes('{id}')) pathValues.id = String(seededIdOf(entry));
     const headers: [string, string[]][] = [];
     for (const parameter of documentedParameters(entry).filter((candidate) => candidate.in === 'header' && candidate.required === true)) {
       requestCounter += 1;

@@ -7,12 +7,14 @@ import type { Actor } from '../../src/domain/common/actor';
 import { createCustomer } from '../../src/domain/storefront/customers/changes';
 import type { CustomerRow } from '../../src/domain/storefront/customers/row';
 import { insertDigitalUnits, insertProduct, type ProductOverrides } from './catalog-fixtures';
-import { createTestStore, type Harness } from './harness';
+import { createTestStore, type Harness, type StoreFixture } from './harness';
 
 /** A shopper's actor: no installation acts for them. */
 export const shopperOf = (h: Harness, storeId: string): Actor => ({ storeId, installationId: null, now: h.clock.now() });
 
 export interface Shop {
+  /** The store with its owner, to install apps on it. */
+  store: StoreFixture;
   storeId: string;
   customer: CustomerRow;
   /** Another customer of the same store. */
@@ -22,11 +24,12 @@ export interface Shop {
 
 /** A fresh store with two customers. */
 export async function openShop(h: Harness): Promise<Shop> {
-  const { store } = await createTestStore(h, 'Oud House');
+  const fixture = await createTestStore(h, 'Oud House');
+  const { store } = fixture;
   const actor = () => shopperOf(h, store.id);
   const customer = await createCustomer(h.db, actor(), { name: 'Noura Al-Harbi', email: 'noura@example.com', mobile: '+966501234567' });
   const other = await createCustomer(h.db, actor(), { name: 'Abdullah Al-Qahtani' });
-  return { storeId: store.id, customer, other, actor };
+  return { store: fixture, storeId: store.id, customer, other, actor };
 }
 
 /** An active product at `priceHalalas` with `quantity` in stock (physical unless told). */

@@ -1,4 +1,13 @@
-import { notImplemented } from '../../http/handler';
+import { getOrder } from '../../domain/storefront/orders/queries';
+import { orderNotFound } from '../../domain/storefront/orders/row';
+import { envelope } from '../../http/envelope';
+import { type Handler, principalOf, recordIdOf } from '../../http/handler';
 
-/** `orders.get`: GET /stores/{storeId}/v1/orders/{id}. Not built yet: answers 501 NOT_IMPLEMENTED. */
-export default notImplemented('orders.get');
+/** `orders.get`: GET /stores/{storeId}/v1/orders/{id}: one order of the token's store; contact details need `customers:read`. */
+const ordersGet: Handler<'orders.get'> = async (context) => {
+  const principal = principalOf(context);
+  const order = await getOrder(context.db, principal.storeId, recordIdOf(context.params.id, orderNotFound), principal.scopes.has('customers:read'));
+  return { status: 200, body: envelope(context, order) };
+};
+
+export default ordersGet;

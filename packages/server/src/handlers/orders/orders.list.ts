@@ -1,4 +1,16 @@
-import { notImplemented } from '../../http/handler';
+import { listOrders } from '../../domain/storefront/orders/queries';
+import { pageEnvelope } from '../../http/envelope';
+import { type Handler, listRequestOf, principalOf } from '../../http/handler';
 
-/** `orders.list`: GET /stores/{storeId}/v1/orders. Not built yet: answers 501 NOT_IMPLEMENTED. */
-export default notImplemented('orders.list');
+/**
+ * `orders.list`: GET /stores/{storeId}/v1/orders. Keyset pages by id; the filters (AND) travel in the
+ * cursor, so a cursor only works with the same filters. Contact details need `customers:read`.
+ */
+const ordersList: Handler<'orders.list'> = async (context) => {
+  const { limit, cursor, ...filters } = context.query;
+  const principal = principalOf(context);
+  const page = await listOrders(context.db, principal.storeId, filters, principal.scopes.has('customers:read'), listRequestOf(context, { limit, cursor }));
+  return { status: 200, body: pageEnvelope(context, page) };
+};
+
+export default ordersList;

@@ -14,13 +14,3 @@ export interface CustomerRow {
 }
 
 export const customerNotFound = () => new ApiError('CUSTOMER_NOT_FOUND', 'No customer with that id in this store.');
-
-/** The customer as orders, carts and reviews show them; e-mail and mobile only when known. */
-export function customerSummary(row: Pick<CustomerRow, 'id' | 'name' | 'email' | 'mobile'>): CustomerSummary {
-  return {
-    id: row.id,
-    name: row.name,
-    ...(row.email === null ? {} : { email: row.email }),
-    ...(row.mobile === null ? {} : { mobile: row.mobile }),
-  };
-}

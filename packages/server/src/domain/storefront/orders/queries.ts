@@ -1,8 +1,24 @@
+import { ApiError } from '../../../core/errors';
+import { parseDateTimeFilter } from '../../../core/instants';
+import { keysetPage, type ListRequest, type Page } from '../../../core/paging';
 import type { Db } from '../../../db/transactions';
 import type { VersionedResource } from '../../common/versioned';
-import { requireCustomer } from '../customers/queries';
-import { type Order, type OrderItemRow, type OrderRow, orderNotFound, referenceTaken } from './row';
-import { orderView } from './view';
+import { customersById, requireCustomer } from '../customers/queries';
+import {
+  type DigitalItem,
+  type DigitalUnitRow,
+  type Order,
+  type OrderItemRow,
+  type OrderPaymentStatus,
+  type OrderRow,
+  type OrderStatus,
+  orderNotFound,
+  referenceTaken,
+} from './row';
+import { digitalItemView, orderView } from './view';
+
+/** The most digital items one answer holds: the spec's `maxItems` of the unpaged list. */
+const DIGITAL_ITEMS_MAX = 500;
 
 /** The store's order; undefined when absent or another store's. */
 export async function findOrder(db: Db, storeId: string, id: number): Promise<OrderRow | undefined> {
@@ -22,15 +38,110 @@ export async function orderItemsOf(db: Db, storeId: string, orderId: number): Pr
   return (await db<OrderItemRow>('order_items').where({ store_id: storeId, order_id: orderId }).orderBy('id')) as OrderItemRow[];
 }
 
-/** The order as the interface shows it (its events carry this). */
-export async function orderOf(db: Db, row: OrderRow): Promise<Order> {
+/**
+ * The order as the interface shows it. Its events carry it with the customer's contact details, as
+ * slice 1 wrote them; reads pass whether the token may see them.
+ */
+export async function orderOf(db: Db, row: OrderRow, showContact = true): Promise<Order> {
   const items = await orderItemsOf(db, row.store_id, row.id);
-  return orderView(row, items, await requireCustomer(db, row.store_id, row.customer_id));
+  return orderView(row, items, await requireCustomer(db, row.store_id, row.customer_id), showContact);
+}
+
+/** The store's order, or 404 (another store's too: no existence oracle). */
+async function requireOrder(db: Db, storeId: string, id: number): Promise<OrderRow> {
+  const row = await findOrder(db, storeId, id);
+  if (!row) throw orderNotFound();
+  return row;
 }
 
 /** The order as the interface shows it, or 404 (another store's too). */
-export async function getOrder(db: Db, storeId: string, id: number): Promise<Order> {
-  const row = await findOrder(db, storeId, id);
-  if (!row) throw orderNotFound();
-  return orderOf(db, row);
+export async function getOrder(db: Db, storeId: string, id: number, showContact = true): Promise<Order> {
+  return orderOf(db, await requireOrder(db, storeId, id), showContact);
+}
+
+export interface OrderFilters {
+  status?: OrderStatus | undefined;
+  payment_status?: OrderPaymentStatus | undefined;
+  /** Only orders placed at or after this instant (RFC 3339, as the request gave it). */
+  created_from?: string | undefined;
+  /** Only orders placed at or before this instant (RFC 3339, as the request gave it). */
+  created_to?: string | undefined;
+}
+
+/** The created range as epoch ms; 400 INVALID_FILTER when a bound is no instant or the range is backwards. */
+function createdRangeOf(filters: OrderFilters): { from?: number; to?: number } {
+  const from = filters.created_from === undefined ? undefined : parseDateTimeFilter('created_from', filters.created_from);
+  const to = filters.created_to === undefined ? undefined : parseDateTimeFilter('created_to', filters.created_to);
+  if (from !== undefined && to !== undefined && from > to) {
+    throw new ApiError('INVALID_FILTER', "The filter 'created_from' is after 'created_to'.", {
+      details: [{ location: 'query', field: 'created_from', message: 'is after created_to' }],
+    });
+  }
+  return { ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) };
+}
+
+/** The lines of these orders, grouped by order (each group in id order). */
+async function itemsByOrder(db: Db, storeId: string, orderIds: readonly number[]): Promise<Map<number, OrderItemRow[]>> {
+  const rows = (await db<OrderItemRow>('order_items').where({ store_id: storeId }).whereIn('order_id', orderIds).orderBy('id')) as OrderItemRow[];
+  const groups = new Map<number, OrderItemRow[]>();
+  for (const row of rows) {
+    const orderId = Number(row.order_id);
+    groups.set(orderId, [...(groups.get(orderId) ?? []), row]);
+  }
+  return groups;
+}
+
+/** Orders with their lines and customers: two reads a page, whatever its size. */
+async function ordersView(db: Db, storeId: string, rows: readonly OrderRow[], showContact: boolean): Promise<Order[]> {
+  if (rows.length === 0) return [];
+  const [items, customers] = await Promise.all([
+    itemsByOrder(
+      db,
+      storeId,
+      rows.map((row) => Number(row.id)),
+    ),
+    customersById(
+      db,
+      storeId,
+      rows.map((row) => Number(row.customer_id)),
+    ),
+  ]);
+  return rows.map((row) => {
+    const customer = customers.get(Number(row.customer_id));
+    if (!customer) throw new Error(`Order ${row.id} has no customer ${row.customer_id} in its store`);
+    return orderView(row, items.get(Number(row.id)) ?? [], customer, showContact);
+  });
+}
+
+/**
+ * One keyset page of the store's orders by id, filtered (AND); the filters are sealed in the cursor.
+ * Each filter has its `(store_id, column, id)` index.
+ */
+export function listOrders(db: Db, storeId: string, filters: OrderFilters, showContact: boolean, request: ListRequest): Promise<Page<Order>> {
+  const created = createdRangeOf(filters);
+  const read = (afterId: number | undefined, take: number) => {
+    let query = db<OrderRow>('orders').where({ store_id: storeId });
+    if (filters.status !== undefined) query = query.where('status', filters.status);
+    if (filters.payment_status !== undefined) query = query.where('payment_status', filters.payment_status);
+    if (created.from !== undefined) query = query.where('created_at', '>=', created.from);
+    if (created.to !== undefined) query = query.where('created_at', '<=', created.to);
+    if (afterId !== undefined) query = query.where('id', '>', afterId);
+    return query.orderBy('id').limit(take) as Promise<OrderRow[]>;
+  };
+  return keysetPage(request, { list: 'orders.list', storeId, filters: { ...filters } }, read, (rows) => ordersView(db, storeId, rows, showContact));
+}
+
+/**
+ * The digital units delivered with the order's digital lines, by id; 404 for an order the store
+ * does not have. Units only ever carry an order id once delivered with one of its lines.
+ */
+export async function digitalItemsOf(db: Db, storeId: string, orderId: number): Promise<DigitalItem[]> {
+  await requireOrder(db, storeId, orderId);
+  const rows = (await db('digital_units')
+    .where({ store_id: storeId, order_id: orderId })
+    .whereNotNull('delivered_at')
+    .orderBy('id')
+    .limit(DIGITAL_ITEMS_MAX)
+    .select('id', 'product_id', 'code', 'order_id', 'order_item_id', 'delivered_at')) as DigitalUnitRow[];
+  return rows.map(digitalItemView);
 }

@@ -6,6 +6,7 @@ export type OrderItem = components['schemas']['OrderItem'];
 export type OrderStatus = components['schemas']['OrderStatus'];
 export type OrderPaymentStatus = components['schemas']['OrderPaymentStatus'];
 export type ProductKind = components['schemas']['ProductKind'];
+export type DigitalItem = components['schemas']['DigitalItem'];
 
 /** An `orders` row as both databases return it. */
 export interface OrderRow {
@@ -45,6 +46,16 @@ export interface OrderItemRow {
   discount_share_halalas: number;
   product_kind: ProductKind;
   category_id: number | null;
+}
+
+/** A `digital_units` row once delivered with an order's line. */
+export interface DigitalUnitRow {
+  id: number;
+  product_id: number;
+  code: string;
+  order_id: number;
+  order_item_id: number;
+  delivered_at: number;
 }
 
 export type OrderItemColumns = Omit<OrderItemRow, 'id' | 'store_id' | 'order_id'>;

@@ -1,7 +1,8 @@
 import { toIso } from '../../../core/clock';
 import { fromHalalas } from '../../../core/money';
-import { type CustomerRow, customerSummary } from '../customers/row';
-import type { Order, OrderItem, OrderItemRow, OrderRow } from './row';
+import type { CustomerRow } from '../customers/row';
+import { customerSummaryView } from '../customers/view';
+import type { DigitalItem, DigitalUnitRow, Order, OrderItem, OrderItemRow, OrderRow } from './row';
 
 export function orderItemView(row: OrderItemRow): OrderItem {
   return {
@@ -16,14 +17,14 @@ export function orderItemView(row: OrderItemRow): OrderItem {
   };
 }
 
-/** The order as the interface shows it, with its lines and its customer. */
-export function orderView(row: OrderRow, items: readonly OrderItemRow[], customer: CustomerRow): Order {
+/** The order as the interface shows it, with its lines and its customer (contact details only when `showContact`). */
+export function orderView(row: OrderRow, items: readonly OrderItemRow[], customer: CustomerRow, showContact: boolean): Order {
   return {
     id: row.id,
     reference: row.reference,
     status: row.status,
     payment_status: row.payment_status,
-    customer: customerSummary(customer),
+    customer: customerSummaryView(customer, showContact),
     items: items.map(orderItemView),
     amounts: {
       subtotal: fromHalalas(Number(row.subtotal_halalas)),
@@ -36,5 +37,19 @@ export function orderView(row: OrderRow, items: readonly OrderItemRow[], custome
     created_at: toIso(Number(row.created_at)),
     paid_at: row.paid_at === null ? null : toIso(Number(row.paid_at)),
     updated_at: toIso(Number(row.updated_at)),
+  };
+}
+
+/** A delivered unit as the interface shows it: units hold codes only (inventory brings `codes`), so never a file. */
+export function digitalItemView(row: DigitalUnitRow): DigitalItem {
+  return {
+    id: row.id,
+    order_id: row.order_id,
+    order_item_id: row.order_item_id,
+    product_id: row.product_id,
+    kind: 'code',
+    code: row.code,
+    file_url: null,
+    delivered_at: toIso(Number(row.delivered_at)),
   };
 }
