@@ -3,6 +3,8 @@ import fc from 'fast-check';
 import type { Knex } from 'knex';
 import request from 'supertest';
 import { createCategory } from '../../src/domain/catalog/categories/changes';
+import { createCustomer } from '../../src/domain/storefront/customers/changes';
+import { failPayment, placeOrder } from '../../src/domain/storefront/orders/changes';
 import { handlers } from '../../src/generated/registry';
 import { isNotImplemented } from '../../src/http/handler';
 import { authorizeQuery } from '../support/browser';
@@ -93,6 +95,16 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
     await insertDigitalUnits(h.db, store.store.id, digital, ['CODE-1', 'CODE-2']);
   });
 
+  /** A declined attempt to pay an order, so that payments.get reaches a real payment. */
+  let paymentId = 0;
+  beforeAll(async () => {
+    const shopper = { storeId: store.store.id, installationId: null, now: h.clock.now() };
+    const customer = await createCustomer(h.db, shopper, { name: 'Noura Al-Harbi' });
+    const productId = await insertProduct(h.db, store.store.id, { name: 'Musk', status: 'active', price_state: 'ready', price_halalas: 2550, quantity: 5 });
+    const order = await placeOrder(h.db, shopper, { customerId: customer.id, items: [{ productId, quantity: 1 }] });
+    paymentId = (await failPayment(h.db, shopper, order.id, { method: 'cod' })).id;
+  });
+
   /** The `Authorization` header each caller sends, by the operation's kind of authentication. */
   function authorizationOf(entry: OperationEntry, caller: Caller): string | undefined {
     const bearer = (token: string) => `Bearer ${token}`;
@@ -151,6 +163,7 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
           : example.contentType === 'application/x-www-form-urlencoded'
             ? { kind: 'form', pairs: Object.entries(example.body as Record<string, string>) }
             : { kind: 'json', value: example.body };
+    if (entry.path.includes('/payments/')) pathValues.id = String(paymentId);
     return { entry, pathValues, query, rawQuery: [], headers, caller: 'own', body };
   }
 
