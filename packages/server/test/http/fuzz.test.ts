@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import request from 'supertest';
 import { createCategory } from '../../src/domain/catalog/categories/changes';
 import { createCustomer } from '../../src/domain/storefront/customers/changes';
-import { payOrder, placeOrder } from '../../src/domain/storefront/orders/changes';
+import { failPayment, payOrder, placeOrder } from '../../src/domain/storefront/orders/changes';
 import { handlers } from '../../src/generated/registry';
 import { isNotImplemented } from '../../src/http/handler';
 import { authorizeQuery } from '../support/browser';
@@ -70,7 +70,7 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
   let ownClient: AppFixture;
   let oauthClient: AppFixture;
   const tokens = { own: '', otherStore: '', narrow: '', refresh: '' };
-  const ids = { product: 0, category: 0, order: 0 };
+  const ids = { product: 0, category: 0, order: 0, payment: 0 };
   let requestCounter = 0;
 
   beforeAll(async () => {
@@ -105,6 +105,8 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
     await insertDigitalUnits(h.db, store.store.id, orderedCard, ['ORDERED-1']);
     const customer = await createCustomer(h.db, shopper, { name: 'Noura Al-Harbi', email: 'noura@example.com' });
     const order = await placeOrder(h.db, shopper, { customerId: customer.id, items: [{ productId: orderedCard, quantity: 1 }] });
+    // A declined attempt first (the order stays pending), so payment ids reach the handlers too.
+    ids.payment = (await failPayment(h.db, shopper, order.id, { method: 'cod' })).id;
     ids.order = (await payOrder(h.db, shopper, order.id, { method: 'mada', card: { brand: 'mada', last4: '4821' } })).id;
   });
 
@@ -138,6 +140,7 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
   function seededIdOf(entry: OperationEntry): number {
     if (entry.path.includes('/categories/')) return ids.category;
     if (entry.path.includes('/orders/')) return ids.order;
+    if (entry.path.includes('/payments/')) return ids.payment;
     return ids.product;
   }
 

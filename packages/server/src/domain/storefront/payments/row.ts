@@ -1,6 +1,5 @@
 import type { components } from '@svc/contract';
-import { toIso } from '../../../core/clock';
-import { fromHalalas } from '../../../core/money';
+import { ApiError } from '../../../core/errors';
 
 export type Payment = components['schemas']['Payment'];
 export type PaymentMethod = components['schemas']['PaymentMethod'];
@@ -20,14 +19,4 @@ export interface PaymentRow {
   updated_at: number;
 }
 
-export function paymentView(row: PaymentRow): Payment {
-  return {
-    id: row.id,
-    order_id: row.order_id,
-    method: row.method,
-    status: row.status,
-    amount: fromHalalas(Number(row.amount_halalas)),
-    card: row.card_brand === null || row.card_last4 === null ? null : { brand: row.card_brand, last4: row.card_last4 },
-    created_at: toIso(Number(row.created_at)),
-  };
-}
+export const paymentNotFound = () => new ApiError('NOT_FOUND', 'No payment with that id in this store.');

@@ -1,0 +1,48 @@
+import { rowIdOf } from '../../../core/ids';
+import { keysetPage, type ListRequest, type Page } from '../../../core/paging';
+import { type SqlValue, selectRows } from '../../../db/reads';
+import type { Db } from '../../../db/transactions';
+import { type Payment, type PaymentMethod, type PaymentRow, paymentNotFound } from './row';
+import { paymentView } from './view';
+
+const PAYMENT_SQL = 'select * from payments where store_id = ? and id = ?';
+
+/** The store's payment, or 404 (another store's too: no existence oracle). */
+export async function getPayment(db: Db, storeId: string, id: number): Promise<Payment> {
+  const [row] = await selectRows<PaymentRow>(db, PAYMENT_SQL, [storeId, id]);
+  if (!row) throw paymentNotFound();
+  return paymentView(row);
+}
+
+/** The filters of `payments.list`, as the request gives them (the spec validator has checked their form). */
+export interface PaymentFilters {
+  status?: PaymentRow['status'] | undefined;
+  method?: PaymentMethod | undefined;
+  /** The order's id as text (`^[1-9][0-9]*$`, up to 15 digits). */
+  order_id?: string | undefined;
+}
+
+/**
+ * `payments.list`: one keyset page of the store's payments matching every filter, by ascending id.
+ * Each filter has its `(store_id, …, id)` index, never OFFSET.
+ */
+export function listPayments(db: Db, storeId: string, filters: PaymentFilters, request: ListRequest): Promise<Page<Payment>> {
+  // An order id beyond the id range names no order, so it has no payments: an empty page, as the spec says of any such id.
+  const orderId = filters.order_id === undefined ? undefined : (rowIdOf(filters.order_id) ?? null);
+  const read = async (afterId: number | undefined, take: number): Promise<readonly PaymentRow[]> => {
+    if (orderId === null) return [];
+    const conditions: string[] = [];
+    const params: SqlValue[] = [storeId];
+    const where = (condition: string, value: SqlValue) => {
+      conditions.push(condition);
+      params.push(value);
+    };
+    if (filters.status !== undefined) where('status = ?', filters.status);
+    if (filters.method !== undefined) where('method = ?', filters.method);
+    if (orderId !== undefined) where('order_id = ?', orderId);
+    if (afterId !== undefined) where('id > ?', afterId);
+    const sql = `select * from payments where store_id = ?${conditions.map((condition) => ` and ${condition}`).join('')} order by id asc limit ?`;
+    return selectRows<PaymentRow>(db, sql, [...params, take]);
+  };
+  return keysetPage(request, { list: 'payments.list', storeId, filters: { ...filters } }, read, (rows) => rows.map(paymentView));
+}
