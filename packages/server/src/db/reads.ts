@@ -185,3 +185,24 @@ export async function selectRows<Row>(db: Knex | Knex.Transaction, sql: string, 
   const result = (await db.raw(sql, params as Knex.RawBinding[])) as Row[] | { rows: Row[] };
   return Array.isArray(result) ? result : result.rows;
 }
+
+/** The AND-ed conditions of a plain-SQL read, with their bound values in order (`and(…)` one at a time). */
+export class SqlConditions {
+  readonly params: SqlValue[];
+  private readonly clauses: string[] = [];
+
+  constructor(...leading: SqlValue[]) {
+    this.params = [...leading];
+  }
+
+  and(clause: string, ...values: SqlValue[]): this {
+    this.clauses.push(clause);
+    this.params.push(...values);
+    return this;
+  }
+
+  /** ` and a = ? and b > ?`: what follows the read's own `where`. */
+  get sql(): string {
+    return this.clauses.map((clause) => ` and ${clause}`).join('');
+  }
+}

@@ -1,7 +1,6 @@
 import type { components, OperationEntry, OperationId, operations } from '@svc/contract';
 import { ApiError } from '../core/errors';
-import type { TaggedResource } from '../core/etag';
-import { etagOf, requireCurrent } from '../core/etag';
+import { etagOf, requireCurrent, type TaggedResource } from '../core/etag';
 import { rowIdOf } from '../core/ids';
 import type { ListRequest, PageRequest } from '../core/paging';
 import type { Db } from '../db/transactions';

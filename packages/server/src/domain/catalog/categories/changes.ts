@@ -7,23 +7,18 @@ import { requireFreeSlug } from '../../common/slugs';
 import { nameKeyOf } from '../../common/text';
 import { changeVersioned, createVersioned } from '../../common/versioned';
 import { categoryResource, findCategory, findCategoryByName } from './queries';
-import type { CategoryColumns, CategoryCreateInput, CategoryRecord, CategoryUpdate } from './row';
+import { type CategoryColumns, type CategoryCreateInput, type CategoryRecord, type CategoryUpdate, categoryNameTaken } from './row';
 
 /** A parent chain longer than this is treated as broken (it cannot happen through the API). */
 const MAX_DEPTH = 10_000;
 
 const detail = (field: string, message: string) => ({ location: 'body' as const, field, message });
 
-const nameTaken = (name: string, holder: number) =>
-  new ApiError('CATEGORY_NAME_TAKEN', `A category named '${name.slice(0, 100)}' already exists in this store.`, {
-    details: [detail('/name', `is already the name of category ${holder} (names compare case-insensitively)`)],
-  });
-
 const parentInvalid = (message: string, reason: string) => new ApiError('CATEGORY_PARENT_INVALID', message, { details: [detail('/parent_id', reason)] });
 
 async function requireNameFree(db: Db, storeId: string, name: string, self?: number): Promise<void> {
   const holder = await findCategoryByName(db, storeId, name);
-  if (holder && holder.id !== self) throw nameTaken(name, holder.id);
+  if (holder && holder.id !== self) throw categoryNameTaken({ name, id: holder.id });
 }
 
 /** The parent exists in the store and, for an existing category, is neither itself nor one of its descendants. */

@@ -1,11 +1,10 @@
 import type { Knex } from 'knex';
-import { ApiError } from '../../../core/errors';
 import { keysetPage, type ListRequest, type Page } from '../../../core/paging';
 import type { Db } from '../../../db/transactions';
 import { slugConflict } from '../../common/slugs';
 import { likeContaining, nameKeyOf } from '../../common/text';
 import type { VersionedResource } from '../../common/versioned';
-import { type Category, type CategoryRecord, type CategoryRow, categoryNotFound } from './row';
+import { type Category, type CategoryRecord, type CategoryRow, categoryNameTaken, categoryNotFound } from './row';
 import { categoryView } from './view';
 
 const categories = (db: Db, storeId: string) => db<CategoryRow>('categories').where('store_id', storeId);
@@ -43,17 +42,12 @@ export async function findCategory(db: Db, storeId: string, id: number): Promise
   return row && (await withCounts(db, storeId, [row]))[0];
 }
 
-const nameConflict = () =>
-  new ApiError('CATEGORY_NAME_TAKEN', 'Another category of this store already has this name.', {
-    details: [{ location: 'body', field: '/name', message: 'is already the name of another category (names compare case-insensitively)' }],
-  });
-
 /** Categories on the write path: a broken name or slug index is CATEGORY_NAME_TAKEN or SLUG_TAKEN. */
 export const categoryResource: VersionedResource<CategoryRecord> = {
   table: 'categories',
   find: findCategory,
   notFound: categoryNotFound,
-  uniqueConflict: (index) => (index.includes('name_key') ? nameConflict() : slugConflict('category')(index)),
+  uniqueConflict: (index) => (index.includes('name_key') ? categoryNameTaken() : slugConflict('category')(index)),
 };
 
 /** `categories.get`: the category, or 404 (another store's too: no existence oracle). */

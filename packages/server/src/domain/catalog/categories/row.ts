@@ -42,3 +42,17 @@ export type CategoryColumns = Omit<CategoryRow, 'id' | 'store_id' | 'resource_ve
 export const CATEGORY_ETAG_TYPE = 'category';
 
 export const categoryNotFound = () => new ApiError('NOT_FOUND', 'No category with that id in this store.');
+
+/**
+ * 409 CATEGORY_NAME_TAKEN: names the holder when the check before the write found it, or says only
+ * that another category has the name when the unique index refused a concurrent writer's.
+ */
+export function categoryNameTaken(holder?: { name: string; id: number }): ApiError {
+  const message = holder
+    ? `A category named '${holder.name.slice(0, 100)}' already exists in this store.`
+    : 'Another category of this store already has this name.';
+  const reason = holder ? `is already the name of category ${holder.id}` : 'is already the name of another category';
+  return new ApiError('CATEGORY_NAME_TAKEN', message, {
+    details: [{ location: 'body', field: '/name', message: `${reason} (names compare case-insensitively)` }],
+  });
+}

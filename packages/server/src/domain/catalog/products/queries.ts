@@ -1,7 +1,7 @@
 import { ApiError } from '../../../core/errors';
 import { parseDateTimeFilter } from '../../../core/instants';
 import { keysetPage, type ListRequest, type Page } from '../../../core/paging';
-import { type SqlValue, selectRows } from '../../../db/reads';
+import { SqlConditions, selectRows } from '../../../db/reads';
 import type { Db } from '../../../db/transactions';
 import { slugConflict } from '../../common/slugs';
 import { likeContaining, nameKeyOf } from '../../common/text';
@@ -66,20 +66,14 @@ export interface ProductFilters {
 export function listProducts(db: Db, storeId: string, filters: ProductFilters, request: ListRequest): Promise<Page<Product>> {
   const updatedAfter = filters.updated_since === undefined ? undefined : parseDateTimeFilter('updated_since', filters.updated_since);
   const read = (afterId: number | undefined, take: number) => {
-    const conditions: string[] = [];
-    const params: SqlValue[] = [storeId];
-    const where = (condition: string, ...values: SqlValue[]) => {
-      conditions.push(condition);
-      params.push(...values);
-    };
-    if (filters.status !== undefined) where('p.status = ?', filters.status);
+    const where = new SqlConditions(storeId);
+    if (filters.status !== undefined) where.and('p.status = ?', filters.status);
     if (filters.category !== undefined)
-      where('p.category_id in (select id from categories where store_id = ? and name_key = ?)', storeId, nameKeyOf(filters.category));
-    if (filters.search !== undefined) where("lower(p.name) like ? escape '!'", likeContaining(filters.search.toLowerCase()));
-    if (updatedAfter !== undefined) where('p.updated_at > ?', updatedAfter);
-    if (afterId !== undefined) where('p.id > ?', afterId);
-    const sql = `${PAGE_SQL}${conditions.map((condition) => ` and ${condition}`).join('')} order by p.id asc limit ?`;
-    return selectRows<ProductViewRow & { id: number }>(db, sql, [...params, take]);
+      where.and('p.category_id in (select id from categories where store_id = ? and name_key = ?)', storeId, nameKeyOf(filters.category));
+    if (filters.search !== undefined) where.and("lower(p.name) like ? escape '!'", likeContaining(filters.search.toLowerCase()));
+    if (updatedAfter !== undefined) where.and('p.updated_at > ?', updatedAfter);
+    if (afterId !== undefined) where.and('p.id > ?', afterId);
+    return selectRows<ProductViewRow & { id: number }>(db, `${PAGE_SQL}${where.sql} order by p.id asc limit ?`, [...where.params, take]);
   };
   return keysetPage(request, { list: 'products.list', storeId, filters: { ...filters } }, read, (rows) => rows.map(viewOfRow));
 }

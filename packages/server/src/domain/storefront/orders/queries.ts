@@ -3,7 +3,7 @@ import { parseDateTimeFilter } from '../../../core/instants';
 import { keysetPage, type ListRequest, type Page } from '../../../core/paging';
 import type { Db } from '../../../db/transactions';
 import type { VersionedResource } from '../../common/versioned';
-import { customersById, requireCustomer } from '../customers/queries';
+import { customersById } from '../customers/queries';
 import {
   type DigitalItem,
   type DigitalUnitRow,
@@ -43,8 +43,9 @@ export async function orderItemsOf(db: Db, storeId: string, orderId: number): Pr
  * slice 1 wrote them; reads pass whether the token may see them.
  */
 export async function orderOf(db: Db, row: OrderRow, showContact = true): Promise<Order> {
-  const items = await orderItemsOf(db, row.store_id, row.id);
-  return orderView(row, items, await requireCustomer(db, row.store_id, row.customer_id), showContact);
+  const [order] = await ordersView(db, row.store_id, [row], showContact);
+  if (!order) throw new Error(`Order ${row.id} has no view`);
+  return order;
 }
 
 /** The store's order, or 404 (another store's too: no existence oracle). */

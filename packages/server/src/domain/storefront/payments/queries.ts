@@ -1,6 +1,6 @@
 import { rowIdOf } from '../../../core/ids';
 import { keysetPage, type ListRequest, type Page } from '../../../core/paging';
-import { type SqlValue, selectRows } from '../../../db/reads';
+import { SqlConditions, selectRows } from '../../../db/reads';
 import type { Db } from '../../../db/transactions';
 import { type Payment, type PaymentMethod, type PaymentRow, paymentNotFound } from './row';
 import { paymentView } from './view';
@@ -31,18 +31,12 @@ export function listPayments(db: Db, storeId: string, filters: PaymentFilters, r
   const orderId = filters.order_id === undefined ? undefined : (rowIdOf(filters.order_id) ?? null);
   const read = async (afterId: number | undefined, take: number): Promise<readonly PaymentRow[]> => {
     if (orderId === null) return [];
-    const conditions: string[] = [];
-    const params: SqlValue[] = [storeId];
-    const where = (condition: string, value: SqlValue) => {
-      conditions.push(condition);
-      params.push(value);
-    };
-    if (filters.status !== undefined) where('status = ?', filters.status);
-    if (filters.method !== undefined) where('method = ?', filters.method);
-    if (orderId !== undefined) where('order_id = ?', orderId);
-    if (afterId !== undefined) where('id > ?', afterId);
-    const sql = `select * from payments where store_id = ?${conditions.map((condition) => ` and ${condition}`).join('')} order by id asc limit ?`;
-    return selectRows<PaymentRow>(db, sql, [...params, take]);
+    const where = new SqlConditions(storeId);
+    if (filters.status !== undefined) where.and('status = ?', filters.status);
+    if (filters.method !== undefined) where.and('method = ?', filters.method);
+    if (orderId !== undefined) where.and('order_id = ?', orderId);
+    if (afterId !== undefined) where.and('id > ?', afterId);
+    return selectRows<PaymentRow>(db, `select * from payments where store_id = ?${where.sql} order by id asc limit ?`, [...where.params, take]);
   };
   return keysetPage(request, { list: 'payments.list', storeId, filters: { ...filters } }, read, (rows) => rows.map(paymentView));
 }
