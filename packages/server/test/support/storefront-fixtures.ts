@@ -56,7 +56,7 @@ export interface CouponOverrides {
   free_shipping?: boolean;
 }
 
-/** Inserts a coupon row directly (coupons have no domain function in this slice). */
+/** Inserts a coupon row directly, for states `createCoupon` cannot make (already used, odd timestamps). */
 export async function insertCoupon(db: Knex, storeId: string, code: string, overrides: CouponOverrides = {}): Promise<number> {
   const [inserted] = (await db('coupons')
     .insert({

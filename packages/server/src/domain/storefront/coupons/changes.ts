@@ -1,9 +1,12 @@
 import type { Knex } from 'knex';
+import { ApiError, type ErrorDetail } from '../../../core/errors';
+import type { Db } from '../../../db/transactions';
 import { type Actor, anyVersion } from '../../common/actor';
-import { changeVersioned } from '../../common/versioned';
+import { nameKeyOf } from '../../common/text';
+import { changeVersioned, createVersioned } from '../../common/versioned';
 import { divideHalfUp } from '../pricing';
 import { couponResource, findCouponByCode } from './queries';
-import { type CouponRow, couponNotApplicable } from './row';
+import { type CouponRow, type CouponType, couponCodeTaken, couponNotApplicable } from './row';
 
 export interface Redemption {
   /** The code as the store wrote it. */
@@ -52,4 +55,76 @@ export async function redeemCoupon(trx: Knex.Transaction, actor: Actor, code: st
   });
   if (!redemption) throw new Error('The coupon was not redeemed');
   return redemption;
+}
+
+/** What the merchant's side (`svc coupon create`, the simulator) asks for; amounts in halalas. */
+export interface NewCoupon {
+  code: string;
+  type: CouponType;
+  /** Fixed: halalas off. Percentage: hundredths of a percent (`15.00` % is 1500). */
+  amountHalalas: number;
+  status?: 'active' | 'inactive';
+  startsAt?: number | null;
+  expiresAt?: number | null;
+  usageLimit?: number | null;
+  minimumOrderHalalas?: number | null;
+  freeShipping?: boolean;
+}
+
+/** The interface's Coupon schema: codes are upper-case letters, digits, `_` and `-`. */
+const CODE_PATTERN = /^[A-Z0-9_-]{3,30}$/;
+/** The Money schema's bound: 999,999,999.99 SAR. */
+const MAX_HALALAS = 99_999_999_999;
+const MAX_USAGE_LIMIT = 1_000_000_000;
+
+/** Every rule a new coupon breaks, as the details of one VALIDATION_FAILED (empty when it keeps them all). */
+export function couponProblems(coupon: NewCoupon): ErrorDetail[] {
+  const problems: ErrorDetail[] = [];
+  const problem = (field: string, message: string) => problems.push({ location: 'body', field, message });
+  if (!CODE_PATTERN.test(coupon.code)) problem('/code', 'must be 3 to 30 upper-case letters, digits, "_" or "-"');
+  if (coupon.type !== 'percentage' && coupon.type !== 'fixed') problem('/type', 'must be "percentage" or "fixed"');
+  const most = coupon.type === 'percentage' ? WHOLE_PERCENT : MAX_HALALAS;
+  // A coupon that only waives shipping takes nothing off the lines (amount 0.00).
+  const least = coupon.freeShipping === true ? 0 : 1;
+  if (!Number.isSafeInteger(coupon.amountHalalas) || coupon.amountHalalas < least || coupon.amountHalalas > most) {
+    const range = coupon.type === 'percentage' ? 'at most 100.00 (percent)' : 'at most 999999999.99 SAR';
+    problem('/amount', `must be more than 0.00 (0.00 only with free shipping) and ${range}`);
+  }
+  const { startsAt, expiresAt, usageLimit, minimumOrderHalalas } = coupon;
+  if (startsAt != null && expiresAt != null && expiresAt <= startsAt) problem('/expires_at', 'must be after starts_at');
+  if (usageLimit != null && (!Number.isSafeInteger(usageLimit) || usageLimit < 1 || usageLimit > MAX_USAGE_LIMIT)) {
+    problem('/usage_limit', `must be a whole number from 1 to ${MAX_USAGE_LIMIT}`);
+  }
+  if (minimumOrderHalalas != null && (!Number.isSafeInteger(minimumOrderHalalas) || minimumOrderHalalas < 0 || minimumOrderHalalas > MAX_HALALAS)) {
+    problem('/minimum_order_amount', 'must be an amount of 0.00 SAR or more');
+  }
+  return problems;
+}
+
+/**
+ * Creates a coupon of the store (merchant side: the interface only reads coupons and changes their
+ * status). The code is kept as written and unique case-insensitively; no event, as the interface
+ * names none for coupons.
+ */
+export function createCoupon(db: Db, actor: Actor, coupon: NewCoupon): Promise<CouponRow> {
+  const problems = couponProblems(coupon);
+  if (problems.length > 0) return Promise.reject(new ApiError('VALIDATION_FAILED', 'The coupon is not valid.', { details: problems }));
+  return createVersioned(db, actor, couponResource, {
+    columns: async (trx) => {
+      if (await findCouponByCode(trx, actor.storeId, coupon.code)) throw couponCodeTaken();
+      return {
+        code: coupon.code,
+        code_key: nameKeyOf(coupon.code),
+        type: coupon.type,
+        amount_halalas: coupon.amountHalalas,
+        status: coupon.status ?? 'active',
+        starts_at: coupon.startsAt ?? null,
+        expires_at: coupon.expiresAt ?? null,
+        usage_limit: coupon.usageLimit ?? null,
+        usage_count: 0,
+        minimum_order_halalas: coupon.minimumOrderHalalas ?? null,
+        free_shipping: coupon.freeShipping ?? false,
+      };
+    },
+  });
 }

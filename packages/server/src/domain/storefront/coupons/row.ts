@@ -30,3 +30,9 @@ export const couponNotApplicable = (code: string, reason: string) =>
   new ApiError('COUPON_NOT_APPLICABLE', `The coupon "${code}" does not apply: ${reason}.`, {
     details: [{ location: 'body', field: '/coupon_code', message: reason }],
   });
+
+/** A coupon code is the shopper's name for it: one coupon per code in a store, case-insensitively. */
+export const couponCodeTaken = () =>
+  new ApiError('VALIDATION_FAILED', 'The request is not valid.', {
+    details: [{ location: 'body', field: '/code', message: 'is the code of another coupon of the store' }],
+  });
