@@ -3,6 +3,7 @@ import { createApp } from './app';
 import { loadConfig } from './core/config';
 import { createDatabase, describeDatabase } from './db/connection';
 import { migrateToLatest } from './db/migrate';
+import { answerClientErrors } from './http/client-errors';
 import { bufferedOutput, createLogger } from './http/request-log';
 import { runHousekeeping, scheduleHousekeeping } from './jobs/housekeeping';
 import { installDirectly } from './oauth/direct-install';
@@ -32,6 +33,7 @@ async function main(): Promise<void> {
     console.log(`Dashboard  ${base}/dashboard`);
     if (demo && demoTokens) printDemo(base, demo, demoTokens);
   });
+  answerClientErrors(server);
   const housekeeping = scheduleHousekeeping(() => runHousekeeping(services), {
     log: (message) => logger.info(message),
     logError: (message) => logger.error(message),

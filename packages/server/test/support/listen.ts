@@ -1,5 +1,6 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { answerClientErrors } from '../../src/http/client-errors';
 
 /** A real HTTP server on a free port of this machine, as third-party clients and browsers reach it. */
 export interface Listening {
@@ -13,6 +14,7 @@ export interface Listening {
 /** Listens on 127.0.0.1 and a free port (an Express app is a request listener). */
 export async function listen(handler: RequestListener): Promise<Listening> {
   const server = createServer(handler);
+  answerClientErrors(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());

@@ -6,6 +6,7 @@
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../../src/app';
 import { createDatabase } from '../../src/db/connection';
+import { answerClientErrors } from '../../src/http/client-errors';
 import { createServices } from '../../src/platform/services';
 
 const databaseUrl = process.env.TEST_PG_URL;
@@ -21,6 +22,7 @@ const app = createApp({ config: { validateResponses: true, exposeInternalErrors:
 const server = app.listen(0, '127.0.0.1', () => {
   process.stdout.write(`LISTENING ${(server.address() as AddressInfo).port}\n`);
 });
+answerClientErrors(server);
 
 function stop(): void {
   server.close();
