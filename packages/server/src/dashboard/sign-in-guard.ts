@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { RateLimiterPostgres, type RateLimiterRes, RateLimiterSQLite, type RateLimiterStoreAbstract } from 'rate-limiter-flexible';
+import { clientNetworkOf } from '../core/networks';
 import type { ExpiryRule } from '../platform/housekeeping';
 import type { Deps } from '../platform/services';
 
@@ -94,7 +95,7 @@ const refusalFor = (blockMs: number): SignInRefusal | undefined => (blockMs > 0 
 export const pairBlockSeconds = (blocksInRun: number): number => Math.min(FIRST_PAIR_BLOCK_S * 2 ** (blocksInRun - 1), LONGEST_PAIR_BLOCK_S);
 
 /** Counters are keyed by a hash of the e-mail: it keeps keys short and leaves no e-mail in the table. */
-const pairKey = ({ email, address }: SignInAttempt): string => `${createHash('sha256').update(email).digest('base64url')}:${address}`;
+const pairKey = ({ email, address }: SignInAttempt): string => `${createHash('sha256').update(email).digest('base64url')}:${clientNetworkOf(address)}`;
 
 /** Builds the guard once per app: the counters are objects over the database, not per request. */
 export function createSignInGuard(deps: Deps): SignInGuard {
@@ -113,16 +114,17 @@ export function createSignInGuard(deps: Deps): SignInGuard {
 
   return {
     async refusal(attempt) {
-      const [pair, address] = await Promise.all([pairFailures.get(pairKey(attempt)), addressFailures.get(attempt.address)]);
+      const [pair, address] = await Promise.all([pairFailures.get(pairKey(attempt)), addressFailures.get(clientNetworkOf(attempt.address))]);
       return refusalFor(Math.max(blockedMs(pairFailures, pair), blockedMs(addressFailures, address)));
     },
 
     async failed(attempt) {
       const key = pairKey(attempt);
-      const [pair, address] = await Promise.all([pairFailures.penalty(key), addressFailures.penalty(attempt.address)]);
+      const network = clientNetworkOf(attempt.address);
+      const [pair, address] = await Promise.all([pairFailures.penalty(key), addressFailures.penalty(network)]);
       const [pairBlockS, addressBlockS] = await Promise.all([
         pair.consumedPoints >= FAILURES_IN_A_ROW ? blockPair(key) : 0,
-        address.consumedPoints >= FAILURES_PER_ADDRESS_PER_DAY ? addressFailures.block(attempt.address, ADDRESS_BLOCK_S).then(() => ADDRESS_BLOCK_S) : 0,
+        address.consumedPoints >= FAILURES_PER_ADDRESS_PER_DAY ? addressFailures.block(network, ADDRESS_BLOCK_S).then(() => ADDRESS_BLOCK_S) : 0,
       ]);
       return refusalFor(Math.max(pairBlockS, addressBlockS) * 1000);
     },

@@ -44,4 +44,16 @@ describe.each(testDatabases())('the sign-in counters on $name', (testDatabase) =
     expect(await rowsOf('192.0.2.2')).toHaveLength(2);
     expect(sweeps.find((sweep) => sweep.table === SIGN_IN_LIMITS_TABLE)?.deleted).toBe(1);
   });
+
+  it('count an IPv6 client by its /64, which one subscriber can roam, and an IPv4-mapped address as the IPv4 one', async () => {
+    const guard = createSignInGuard(h.services);
+    const email = 'owner-v6@example.com';
+    for (let host = 1; host <= 10; host += 1) await guard.failed({ email, address: `2001:db8:aa:1::${host.toString(16)}` });
+    expect(await guard.refusal({ email, address: '2001:db8:aa:1:ffff::1' })).toBeDefined();
+    expect(await guard.refusal({ email, address: '2001:db8:aa:2::1' })).toBeUndefined();
+
+    const mappedEmail = 'owner-v4@example.com';
+    for (let attempt = 0; attempt < 10; attempt += 1) await guard.failed({ email: mappedEmail, address: '::ffff:198.51.100.7' });
+    expect(await guard.refusal({ email: mappedEmail, address: '198.51.100.7' })).toBeDefined();
+  });
 });
