@@ -84,7 +84,7 @@ export function createApp({ config, services, handlers = generatedHandlers, logg
   app.use((_req: Request, _res: Response, next: NextFunction) => next(new ApiError('NOT_FOUND', 'No such endpoint.')));
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const surface = surfaceOf(req);
-    const apiError = toApiError(error, surface, config.exposeInternalErrors);
+    const apiError = toApiError(error, surface, config.exposeInternalErrors, req.query as Record<string, unknown>);
     const requestId = requestIdOf(res);
     noteErrorAnswer(res, apiError.code, error);
     if (res.headersSent) return void res.end();

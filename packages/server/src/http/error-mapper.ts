@@ -54,10 +54,19 @@ const isMissingHeader = (name: string) => (p: ValidatorProblem) => p.path?.toLow
 const isBodyField = (field: string) => (p: ValidatorProblem) => p.path === `/body/${field}`;
 const hasWrongPrefix = (p: ValidatorProblem) => (isBodyField('code')(p) || isBodyField('refresh_token')(p)) && /^(pattern|minLength)\./.test(p.errorCode ?? '');
 
-/** Paging parameters are not filters; a repeated filter (an array) is a malformed request, not a bad value. */
+/** The request's query as parsed: a repeated parameter is an array. */
+export type ParsedQuery = Readonly<Record<string, unknown>>;
+
+/**
+ * Paging parameters are not filters; a repeated filter (an array) is a malformed request, not a bad
+ * value. A type error on one value sent once (`rating=five`) is a bad value like any other.
+ */
 const PAGING_PARAMETERS = new Set(['limit', 'cursor']);
-const isBadFilterValue = (p: ValidatorProblem) =>
-  /^\/query\/[^/]+/.test(p.path ?? '') && !PAGING_PARAMETERS.has((p.path ?? '').split('/')[2] ?? '') && !/^type\./.test(p.errorCode ?? '');
+const isBadFilterValue = (query: ParsedQuery) => (p: ValidatorProblem) => {
+  const [, area, name = ''] = (p.path ?? '').split('/');
+  if (area !== 'query' || name === '' || PAGING_PARAMETERS.has(name)) return false;
+  return !/^type\./.test(p.errorCode ?? '') || typeof ownValue(query, name) === 'string';
+};
 
 /**
  * OAuth endpoints: credentials or unknown keys in the body are INVALID_REQUEST; an unknown
@@ -80,7 +89,7 @@ function classifyOAuthProblems(problems: ValidatorProblem[], details: ErrorDetai
   return new ApiError('INVALID_REQUEST', 'The request is not valid.', { details });
 }
 
-function classifyRequestProblems(problems: ValidatorProblem[], surface: ErrorSurface): ApiError {
+function classifyRequestProblems(problems: ValidatorProblem[], surface: ErrorSurface, query: ParsedQuery): ApiError {
   const details = problems.slice(0, MAX_DETAILS).map(toDetail);
   if (surface === 'oauth') return classifyOAuthProblems(problems, details);
   if (problems.some(isMissingHeader('idempotency-key'))) {
@@ -96,21 +105,21 @@ function classifyRequestProblems(problems: ValidatorProblem[], surface: ErrorSur
       details: unknown.slice(0, MAX_DETAILS).map((p) => ({ ...toDetail(p), message: 'is not a known field' })),
     });
   }
-  if (problems.length > 0 && problems.every(isBadFilterValue)) {
+  if (problems.length > 0 && problems.every(isBadFilterValue(query))) {
     const names = [...new Set(problems.map((p) => toDetail(p).field))].join(', ');
     return new ApiError('INVALID_FILTER', `Invalid value for the filter(s) ${names}.`, { details });
   }
   return new ApiError('VALIDATION_FAILED', 'The request is not valid.', { details });
 }
 
-function fromValidator(error: ValidatorError, surface: ErrorSurface, exposeInternals: boolean): ApiError {
+function fromValidator(error: ValidatorError, surface: ErrorSurface, exposeInternals: boolean, query: ParsedQuery): ApiError {
   const byStatus: Record<string, [ErrorCode, string]> = {
     404: ['NOT_FOUND', 'No such endpoint.'],
     405: ['METHOD_NOT_ALLOWED', 'This endpoint does not take that method.'],
     413: ['PAYLOAD_TOO_LARGE', 'The request body is larger than 65536 bytes.'],
     415: ['UNSUPPORTED_MEDIA_TYPE', 'The body has a Content-Type this endpoint does not accept.'],
   };
-  if (error.status === 400) return classifyRequestProblems(error.errors, surface);
+  if (error.status === 400) return classifyRequestProblems(error.errors, surface, query);
   const known = ownValue(byStatus, String(error.status));
   if (known) return new ApiError(...known);
   return internal(error, exposeInternals);
@@ -145,10 +154,10 @@ function internal(error: unknown, exposeInternals: boolean): ApiError {
   return new ApiError('INTERNAL', `Something went wrong on our side; quote the request id to support.${reason}`.slice(0, 1024));
 }
 
-/** Turns anything thrown while serving a request into the interface's error. */
-export function toApiError(error: unknown, surface: ErrorSurface, exposeInternals: boolean): ApiError {
+/** Turns anything thrown while serving a request into the interface's error; `query` is the request's, as parsed. */
+export function toApiError(error: unknown, surface: ErrorSurface, exposeInternals: boolean, query: ParsedQuery = {}): ApiError {
   if (isApiError(error)) return error;
-  if (isValidatorError(error)) return fromValidator(error, surface, exposeInternals);
+  if (isValidatorError(error)) return fromValidator(error, surface, exposeInternals, query);
   if (isBodyReadError(error)) return fromBodyRead(error, surface, exposeInternals);
   return internal(error, exposeInternals);
 }

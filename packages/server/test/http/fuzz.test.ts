@@ -4,7 +4,8 @@ import type { Knex } from 'knex';
 import request from 'supertest';
 import { createCategory } from '../../src/domain/catalog/categories/changes';
 import { createCustomer } from '../../src/domain/storefront/customers/changes';
-import { failPayment, payOrder, placeOrder } from '../../src/domain/storefront/orders/changes';
+import { failPayment, fulfilOrder, payOrder, placeOrder } from '../../src/domain/storefront/orders/changes';
+import { writeReview } from '../../src/domain/storefront/reviews/changes';
 import { handlers } from '../../src/generated/registry';
 import { isNotImplemented } from '../../src/http/handler';
 import { authorizeQuery } from '../support/browser';
@@ -43,6 +44,7 @@ const SNAPSHOT_SQL = {
   inventory_adjustments: 'select count(*) as n, 0 as v from inventory_adjustments',
   digital_units: 'select count(*) as n, count(delivered_at) as v from digital_units',
   outbox_events: 'select count(*) as n, 0 as v from outbox_events',
+  reviews: 'select count(*) as n, coalesce(sum(resource_version), 0) as v from reviews',
 };
 
 async function snapshot(db: Knex): Promise<Record<string, [number, number]>> {
@@ -70,7 +72,7 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
   let ownClient: AppFixture;
   let oauthClient: AppFixture;
   const tokens = { own: '', otherStore: '', narrow: '', refresh: '' };
-  const ids = { product: 0, category: 0, order: 0, payment: 0 };
+  const ids = { product: 0, category: 0, order: 0, payment: 0, review: 0 };
   let requestCounter = 0;
 
   beforeAll(async () => {
@@ -108,6 +110,11 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
     // A declined attempt first (the order stays pending), so payment ids reach the handlers too.
     ids.payment = (await failPayment(h.db, shopper, order.id, { method: 'cod' })).id;
     ids.order = (await payOrder(h.db, shopper, order.id, { method: 'mada', card: { brand: 'mada', last4: '4821' } })).id;
+    // Delivered (nothing physical: straight from processing) and reviewed, so review ids reach the handlers.
+    await fulfilOrder(h.db, shopper, order.id, 'delivered');
+    ids.review = (
+      await writeReview(h.db, shopper, { customerId: customer.id, orderId: order.id, productId: orderedCard, rating: 5, content: 'Arrived at once.' })
+    ).id;
   });
 
   /** The `Authorization` header each caller sends, by the operation's kind of authentication. */
@@ -141,6 +148,7 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
     if (entry.path.includes('/categories/')) return ids.category;
     if (entry.path.includes('/orders/')) return ids.order;
     if (entry.path.includes('/payments/')) return ids.payment;
+    if (entry.path.includes('/reviews/')) return ids.review;
     return ids.product;
   }
 

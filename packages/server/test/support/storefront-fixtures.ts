@@ -6,6 +6,8 @@ import type { Knex } from 'knex';
 import type { Actor } from '../../src/domain/common/actor';
 import { createCustomer } from '../../src/domain/storefront/customers/changes';
 import type { CustomerRow } from '../../src/domain/storefront/customers/row';
+import { fulfilOrder, payOrder, placeOrder } from '../../src/domain/storefront/orders/changes';
+import type { OrderRow } from '../../src/domain/storefront/orders/row';
 import { insertDigitalUnits, insertProduct, type ProductOverrides } from './catalog-fixtures';
 import { createTestStore, type Harness, type StoreFixture } from './harness';
 
@@ -42,6 +44,14 @@ export async function digitalForSale(h: Harness, shop: Shop, priceHalalas: numbe
   const id = await forSale(h, shop, priceHalalas, { product_kind: 'digital', quantity: 0 });
   await insertDigitalUnits(h.db, shop.storeId, id, codes);
   return id;
+}
+
+/** The customer's order of one of each physical product, paid, shipped and delivered: what a review needs. */
+export async function deliveredOrder(h: Harness, shop: Shop, productIds: readonly number[], customerId = shop.customer.id): Promise<OrderRow> {
+  const order = await placeOrder(h.db, shop.actor(), { customerId, items: productIds.map((productId) => ({ productId, quantity: 1 })) });
+  await payOrder(h.db, shop.actor(), order.id, { method: 'cod' });
+  await fulfilOrder(h.db, shop.actor(), order.id, 'shipped');
+  return await fulfilOrder(h.db, shop.actor(), order.id, 'delivered');
 }
 
 export interface CouponOverrides {

@@ -1,12 +1,12 @@
 import { abandonCart, recoverCart } from '../../../src/domain/storefront/carts/changes';
 import { cartOf } from '../../../src/domain/storefront/carts/queries';
-import { fulfilOrder, payOrder, placeOrder } from '../../../src/domain/storefront/orders/changes';
+import { placeOrder } from '../../../src/domain/storefront/orders/changes';
 import { getOrder } from '../../../src/domain/storefront/orders/queries';
 import { writeReview } from '../../../src/domain/storefront/reviews/changes';
 import { productRow } from '../../support/catalog-fixtures';
 import { testDatabases } from '../../support/databases';
 import { suiteHarness } from '../../support/harness';
-import { eventSchemaErrors, eventsOf, forSale, openShop, type Shop } from '../../support/storefront-fixtures';
+import { deliveredOrder, eventSchemaErrors, eventsOf, forSale, openShop, type Shop } from '../../support/storefront-fixtures';
 
 describe.each(testDatabases())('abandoned carts and reviews on $name', (testDatabase) => {
   const h = suiteHarness(testDatabase);
@@ -87,17 +87,9 @@ describe.each(testDatabases())('abandoned carts and reviews on $name', (testData
   });
 
   describe('reviews', () => {
-    async function deliveredOrder(productId: number, customerId = shop.customer.id) {
-      const order = await placeOrder(h.db, shop.actor(), { customerId, items: [{ productId, quantity: 1 }] });
-      await payOrder(h.db, shop.actor(), order.id, { method: 'cod' });
-      await fulfilOrder(h.db, shop.actor(), order.id, 'shipped');
-      await fulfilOrder(h.db, shop.actor(), order.id, 'delivered');
-      return order;
-    }
-
     it('takes a review of a product from the customer’s delivered order, pending moderation, and writes review.created', async () => {
       const oud = await forSale(h, shop, 1_000);
-      const order = await deliveredOrder(oud);
+      const order = await deliveredOrder(h, shop, [oud]);
       h.clock.advance(1000);
       const review = await writeReview(h.db, shop.actor(), { customerId: shop.customer.id, orderId: order.id, productId: oud, rating: 5, content: 'ممتاز' });
       expect(review).toMatchObject({ status: 'pending', moderated_at: null, rating: 5, content: 'ممتاز', order_id: order.id, product_id: oud });
@@ -110,7 +102,7 @@ describe.each(testDatabases())('abandoned carts and reviews on $name', (testData
     it('refuses a review of an undelivered order, another customer’s order, a product the order lacks, a second one, or a bad rating, and writes nothing', async () => {
       const oud = await forSale(h, shop, 1_000);
       const musk = await forSale(h, shop, 1_000);
-      const delivered = await deliveredOrder(oud);
+      const delivered = await deliveredOrder(h, shop, [oud]);
       const pending = await placeOrder(h.db, shop.actor(), { customerId: shop.customer.id, items: [{ productId: musk, quantity: 1 }] });
       const base = { customerId: shop.customer.id, orderId: delivered.id, productId: oud, rating: 4, content: 'good' };
       await writeReview(h.db, shop.actor(), base);

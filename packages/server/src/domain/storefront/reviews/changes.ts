@@ -1,11 +1,11 @@
 import { ApiError } from '../../../core/errors';
 import type { Db } from '../../../db/transactions';
-import { type Actor, eventBy } from '../../common/actor';
-import { createVersioned } from '../../common/versioned';
+import { type Actor, anyVersion, eventBy } from '../../common/actor';
+import { changeVersioned, createVersioned } from '../../common/versioned';
 import { requireCustomer } from '../customers/queries';
 import { findOrder, orderItemsOf } from '../orders/queries';
 import { reviewResource } from './queries';
-import { type ReviewRow, reviewNotAllowed } from './row';
+import { type ModerationDecision, type ReviewRow, reviewNotAllowed } from './row';
 import { reviewView } from './view';
 
 export interface WriteReview {
@@ -52,7 +52,21 @@ export async function writeReview(db: Db, actor: Actor, request: WriteReview): P
       };
     },
     events: async (created, trx) => [
-      eventBy(actor, 'review.created', { review: reviewView(created, await requireCustomer(trx, actor.storeId, created.customer_id)) }),
+      // Events carry the customer's contact details, as order events do; a subscription to them needs `reviews:read`.
+      eventBy(actor, 'review.created', { review: reviewView(created, await requireCustomer(trx, actor.storeId, created.customer_id), true) }),
     ],
+  });
+}
+
+/**
+ * The store publishes or hides a review: from `pending`, `published` or `hidden` to `published` or
+ * `hidden` (the decision's type has no way back to `pending`). Every decision is a moderation, the
+ * same one again too, and stamps `moderated_at`; the rating and text stay as the shopper wrote them.
+ * No event: the spec's webhooks name none for it.
+ */
+export function moderateReview(db: Db, actor: Actor, id: number, status: ModerationDecision): Promise<ReviewRow> {
+  return changeVersioned(db, actor, reviewResource, id, {
+    precondition: anyVersion,
+    columns: () => ({ status, moderated_at: actor.now }),
   });
 }

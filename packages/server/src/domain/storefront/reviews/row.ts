@@ -2,6 +2,9 @@ import type { components } from '@svc/contract';
 import { ApiError } from '../../../core/errors';
 
 export type Review = components['schemas']['Review'];
+export type ReviewStatus = components['schemas']['ReviewStatus'];
+/** What moderation may make of a review: never `pending` again. */
+export type ModerationDecision = components['schemas']['ReviewModeration']['status'];
 
 /** A `reviews` row: a shopper's review of a product they received. */
 export interface ReviewRow {
@@ -12,7 +15,7 @@ export interface ReviewRow {
   customer_id: number;
   rating: number;
   content: string;
-  status: components['schemas']['ReviewStatus'];
+  status: ReviewStatus;
   moderated_at: number | null;
   resource_version: number;
   created_at: number;

@@ -3,13 +3,13 @@ import type { CustomerRow } from '../customers/row';
 import { customerSummaryView } from '../customers/view';
 import type { Review, ReviewRow } from './row';
 
-export function reviewView(row: ReviewRow, customer: CustomerRow): Review {
+/** The review as the interface shows it; the customer's e-mail and mobile only when `showContact` (`customers:read`). */
+export function reviewView(row: ReviewRow, customer: CustomerRow, showContact: boolean): Review {
   return {
     id: row.id,
     product_id: row.product_id,
     order_id: row.order_id,
-    // Only events show it today, with contact details as they always had; its reads will pass the token's scope.
-    customer: customerSummaryView(customer, true),
+    customer: customerSummaryView(customer, showContact),
     rating: row.rating,
     content: row.content,
     status: row.status,
