@@ -793,7 +793,7 @@ export type paths = {
          * @description Creates a content page. It starts `draft` and stays invisible to shoppers until
          *     `pages.publication` publishes it. The `body` HTML is sanitised on write: scripts, event
          *     handlers and `javascript:` URLs are removed. A `slug` another page of the store already uses
-         *     is `SLUG_TAKEN`. Needs `pages:write`.
+         *     is `SLUG_TAKEN`. Answers with the page's `ETag`. Needs `pages:write`.
          */
         post: operations["pages.create"];
         delete?: never;
@@ -822,7 +822,7 @@ export type paths = {
         };
         /**
          * Get a page
-         * @description One content page, in any status. Needs `pages:read`.
+         * @description One content page, in any status, with its `ETag`. Needs `pages:read`.
          */
         get: operations["pages.get"];
         put?: never;
@@ -831,7 +831,8 @@ export type paths = {
          * Delete a page
          * @description Deletes the page for good, in any status; it leaves the storefront at once and its id answers
          *     `NOT_FOUND` from then on. To take a page down without losing it, hide it with
-         *     `pages.publication`. Needs `pages.delete:write`.
+         *     `pages.publication`. `If-Match` is optional: when sent, it must be the page's current `ETag`
+         *     (`PRECONDITION_FAILED` otherwise). Needs `pages.delete:write`.
          */
         delete: operations["pages.delete"];
         options?: never;
@@ -842,7 +843,8 @@ export type paths = {
          *     and null clears an optional field. The `body` HTML is sanitised on write: scripts, event
          *     handlers and `javascript:` URLs are removed. A `slug` another page of the store already uses
          *     is `SLUG_TAKEN`. The status does not change here (`pages.publication` does that); a published
-         *     page shows the new content at once. Needs `pages:write`.
+         *     page shows the new content at once. `If-Match` is optional: when sent, it must be the page's
+         *     current `ETag` (`PRECONDITION_FAILED` otherwise). Answers with the new `ETag`. Needs `pages:write`.
          */
         patch: operations["pages.update"];
         trace?: never;
@@ -876,7 +878,8 @@ export type paths = {
          * @description Sets the page's visibility: `published` shows it to shoppers, `hidden` takes it down. The
          *     first publication sets `published_at`; later ones keep it. A page never goes back to `draft`.
          *     Setting the status the page already has changes nothing. Publication writes nothing else of
-         *     the page. Needs `pages.publish:write`.
+         *     the page. `If-Match` is optional: when sent, it must be the page's current `ETag`
+         *     (`PRECONDITION_FAILED` otherwise). Answers with the page's `ETag`. Needs `pages.publish:write`.
          */
         patch: operations["pages.publication"];
         trace?: never;
@@ -5257,6 +5260,14 @@ export type components = {
          */
         IfMatch: string;
         /**
+         * @description Optional: the `ETag` of the resource as last read. When sent and not the current tag, the
+         *     change is refused with 412 `PRECONDITION_FAILED` (the error carries `current_etag`), so an app
+         *     that sends it never overwrites a change it has not seen. Left out, the change applies to the
+         *     current version.
+         * @example "p1.3.kq1X0vJ4mN8sT2bR7cW9yZ5aH6dL3fG0eP1uQ4iO8xA"
+         */
+        IfMatchOptional: string;
+        /**
          * @description The page size, 1 to 100.
          * @example 25
          */
@@ -6878,6 +6889,7 @@ export interface operations {
             /** @description The page was created as a draft (or this is the replay of the first response to the key). */
             201: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
@@ -6931,6 +6943,7 @@ export interface operations {
             /** @description The page. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6953,7 +6966,16 @@ export interface operations {
     "pages.delete": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Optional: the `ETag` of the resource as last read. When sent and not the current tag, the
+                 *     change is refused with 412 `PRECONDITION_FAILED` (the error carries `current_etag`), so an app
+                 *     that sends it never overwrites a change it has not seen. Left out, the change applies to the
+                 *     current version.
+                 * @example "p1.3.kq1X0vJ4mN8sT2bR7cW9yZ5aH6dL3fG0eP1uQ4iO8xA"
+                 */
+                "If-Match"?: components["parameters"]["IfMatchOptional"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -6984,6 +7006,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownQueryParameter"];
@@ -6995,7 +7018,16 @@ export interface operations {
     "pages.update": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Optional: the `ETag` of the resource as last read. When sent and not the current tag, the
+                 *     change is refused with 412 `PRECONDITION_FAILED` (the error carries `current_etag`), so an app
+                 *     that sends it never overwrites a change it has not seen. Left out, the change applies to the
+                 *     current version.
+                 * @example "p1.3.kq1X0vJ4mN8sT2bR7cW9yZ5aH6dL3fG0eP1uQ4iO8xA"
+                 */
+                "If-Match"?: components["parameters"]["IfMatchOptional"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -7016,9 +7048,10 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated page. */
+            /** @description The updated page, with its new `ETag`. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -7040,6 +7073,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnknownField"];
@@ -7051,7 +7085,16 @@ export interface operations {
     "pages.publication": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Optional: the `ETag` of the resource as last read. When sent and not the current tag, the
+                 *     change is refused with 412 `PRECONDITION_FAILED` (the error carries `current_etag`), so an app
+                 *     that sends it never overwrites a change it has not seen. Left out, the change applies to the
+                 *     current version.
+                 * @example "p1.3.kq1X0vJ4mN8sT2bR7cW9yZ5aH6dL3fG0eP1uQ4iO8xA"
+                 */
+                "If-Match"?: components["parameters"]["IfMatchOptional"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -7072,9 +7115,10 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The page with its new status. */
+            /** @description The page with its new status, and its `ETag`. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -7086,6 +7130,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnknownField"];

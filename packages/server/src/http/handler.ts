@@ -4,7 +4,7 @@ import { etagOf, requireCurrent, type TaggedResource } from '../core/etag';
 import { rowIdOf } from '../core/ids';
 import type { ListRequest, PageRequest } from '../core/paging';
 import type { Db } from '../db/transactions';
-import type { Actor, Precondition } from '../domain/common/actor';
+import { type Actor, anyVersion, type Precondition } from '../domain/common/actor';
 import type { App } from '../platform/apps';
 import type { Services } from '../platform/services';
 import type { Principal } from './bearer';
@@ -129,6 +129,14 @@ export function listRequestOf<K extends OperationId>(context: HandlerContext<K>,
  */
 export function ifMatchOf<K extends OperationId, Row>(context: HandlerContext<K>, tagOf: (row: Row) => TaggedResource): Precondition<Row> {
   return (current) => requireCurrent(context.keys.etag, context.headers['if-match'], tagOf(current));
+}
+
+/**
+ * The precondition of an operation whose spec takes an optional `If-Match` (pages): checked as
+ * `ifMatchOf` checks it when the header is sent, any version when it is not.
+ */
+export function ifMatchWhenSentOf<K extends OperationId, Row>(context: HandlerContext<K>, tagOf: (row: Row) => TaggedResource): Precondition<Row> {
+  return context.headers['if-match'] === undefined ? anyVersion : ifMatchOf(context, tagOf);
 }
 
 /** The `ETag` header of a resource's current version. */

@@ -39,6 +39,7 @@ const TABLES = [
   'daily_customer_sales',
   'daily_product_sales',
   'daily_category_sales',
+  'pages',
 ];
 
 describe.each(testDatabases())('schema on $name', (testDatabase) => {
@@ -56,6 +57,7 @@ describe.each(testDatabases())('schema on $name', (testDatabase) => {
       '004_catalog',
       '005_sign_in_limits',
       '006_storefront',
+      '007_pages',
     ]);
     for (const table of TABLES) expect(await database.schema.hasTable(table)).toBe(true);
     expect(await migrateToLatest(database)).toEqual([]);

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import type { Knex } from 'knex';
 import request from 'supertest';
 import { createCategory } from '../../src/domain/catalog/categories/changes';
+import { createPage } from '../../src/domain/content/pages/changes';
 import { createCustomer } from '../../src/domain/storefront/customers/changes';
 import { failPayment, fulfilOrder, payOrder, placeOrder } from '../../src/domain/storefront/orders/changes';
 import { writeReview } from '../../src/domain/storefront/reviews/changes';
@@ -37,10 +38,11 @@ const RUNS_PER_OPERATION = Number(process.env.FUZZ_RUNS ?? 30);
 
 const built = (Object.values(operationTable) as OperationEntry[]).filter((entry) => !isNotImplemented(handlers[entry.operationId as keyof typeof handlers]));
 
-/** What a refused request must leave as it was: the catalog's rows and versions, and the outbox. */
+/** What a refused request must leave as it was: the catalog's and the pages' rows and versions, and the outbox. */
 const SNAPSHOT_SQL = {
   products: 'select count(*) as n, coalesce(sum(resource_version), 0) as v from products',
   categories: 'select count(*) as n, coalesce(sum(resource_version), 0) as v from categories',
+  pages: 'select count(*) as n, coalesce(sum(resource_version), 0) as v from pages',
   inventory_adjustments: 'select count(*) as n, 0 as v from inventory_adjustments',
   digital_units: 'select count(*) as n, count(delivered_at) as v from digital_units',
   outbox_events: 'select count(*) as n, 0 as v from outbox_events',
@@ -72,7 +74,7 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
   let ownClient: AppFixture;
   let oauthClient: AppFixture;
   const tokens = { own: '', otherStore: '', narrow: '', refresh: '' };
-  const ids = { product: 0, category: 0, order: 0, payment: 0, review: 0 };
+  const ids = { product: 0, category: 0, order: 0, payment: 0, review: 0, page: 0, deletablePage: 0 };
   let requestCounter = 0;
 
   beforeAll(async () => {
@@ -115,6 +117,9 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
     ids.review = (
       await writeReview(h.db, shopper, { customerId: customer.id, orderId: order.id, productId: orderedCard, rating: 5, content: 'Arrived at once.' })
     ).id;
+    // Two pages: one that pages.delete may delete, so the other keeps reaching the other page handlers.
+    ids.page = (await createPage(h.db, shopper, { title: 'Shipping policy', slug: 'shipping-policy', body: '<p>Fast.</p>' })).id;
+    ids.deletablePage = (await createPage(h.db, shopper, { title: 'Old page' })).id;
   });
 
   /** The `Authorization` header each caller sends, by the operation's kind of authentication. */
@@ -149,6 +154,7 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
     if (entry.path.includes('/orders/')) return ids.order;
     if (entry.path.includes('/payments/')) return ids.payment;
     if (entry.path.includes('/reviews/')) return ids.review;
+    if (entry.path.includes('/pages/')) return entry.operationId === 'pages.delete' ? ids.deletablePage : ids.page;
     return ids.product;
   }
 

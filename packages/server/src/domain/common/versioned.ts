@@ -25,6 +25,11 @@ export interface VersionedResource<Row extends VersionedRow> {
 export interface VersionedChange<Row extends VersionedRow, Columns> {
   /** Refuses the change for the current row (If-Match), or `anyVersion`. */
   readonly precondition: Precondition<Row>;
+  /**
+   * Whether the change would leave the current row as it is (a status it already has): then, once
+   * the precondition passed, nothing is written: no new version, no `updated_at`, no events.
+   */
+  readonly unchanged?: (current: Row) => boolean;
   /** The rules of the change: throws to refuse, returns the columns to write. */
   readonly columns: (current: Row, trx: Knex.Transaction) => Promise<Columns> | Columns;
   /** The outbox events of the change, from the changed row, written in the same transaction. */
@@ -49,6 +54,7 @@ export function changeVersioned<Row extends VersionedRow, Columns extends object
   return inTransaction(db, async (trx) => {
     const current = await lockRow(trx, resource, actor.storeId, id);
     change.precondition(current);
+    if (change.unchanged?.(current)) return current;
     const columns = await change.columns(current, trx);
     await writeOrConflict(resource, () =>
       trx(resource.table)
@@ -89,6 +95,26 @@ export function createVersioned<Row extends VersionedRow, Columns extends object
     if (!created) throw new Error(`${resource.table} ${id} is missing right after its insert`);
     for (const event of (await creation.events?.(created, trx)) ?? []) await recordEvent(trx, event);
     return created;
+  });
+}
+
+/**
+ * The one way a resource is deleted for good: in one transaction the row is locked and read as for
+ * a change (404 when the store has none), the precondition is asked, and the row is deleted.
+ * Answers the row as it was.
+ */
+export function deleteVersioned<Row extends VersionedRow>(
+  db: Db,
+  actor: Actor,
+  resource: VersionedResource<Row>,
+  id: number,
+  precondition: Precondition<Row>,
+): Promise<Row> {
+  return inTransaction(db, async (trx) => {
+    const current = await lockRow(trx, resource, actor.storeId, id);
+    precondition(current);
+    await trx(resource.table).where({ id, store_id: actor.storeId }).delete();
+    return current;
   });
 }
 
