@@ -54,10 +54,14 @@ const isMissingHeader = (name: string) => (p: ValidatorProblem) => p.path?.toLow
 const isBodyField = (field: string) => (p: ValidatorProblem) => p.path === `/body/${field}`;
 const hasWrongPrefix = (p: ValidatorProblem) => (isBodyField('code')(p) || isBodyField('refresh_token')(p)) && /^(pattern|minLength)\./.test(p.errorCode ?? '');
 
-/** Paging parameters are not filters; a repeated filter (an array) is a malformed request, not a bad value. */
-const PAGING_PARAMETERS = new Set(['limit', 'cursor']);
+/**
+ * Query parameters that are not filters: paging, and the analytics range, which is the report's
+ * subject (a bad one is VALIDATION_FAILED, as the analytics operations say). A repeated filter (an
+ * array) is a malformed request, not a bad value.
+ */
+const NOT_FILTERS = new Set(['limit', 'cursor', 'from', 'to']);
 const isBadFilterValue = (p: ValidatorProblem) =>
-  /^\/query\/[^/]+/.test(p.path ?? '') && !PAGING_PARAMETERS.has((p.path ?? '').split('/')[2] ?? '') && !/^type\./.test(p.errorCode ?? '');
+  /^\/query\/[^/]+/.test(p.path ?? '') && !NOT_FILTERS.has((p.path ?? '').split('/')[2] ?? '') && !/^type\./.test(p.errorCode ?? '');
 
 /**
  * OAuth endpoints: credentials or unknown keys in the body are INVALID_REQUEST; an unknown
