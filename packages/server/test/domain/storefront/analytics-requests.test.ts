@@ -128,6 +128,18 @@ describe.each(testDatabases())('analytics requests on $name', (testDatabase) => 
       expect(details).toContainEqual(expect.objectContaining({ location: 'query', field }));
     });
 
+    it('says what is wrong with the range, on the parameter', async () => {
+      const backwards = await get(path, tokens.analytics, range('2026-11-02', '2026-11-01'));
+      expect(backwards.body.error.details).toEqual([{ location: 'query', field: 'from', message: 'must not be after `to` (2026-11-01)' }]);
+      const tooLong = await get(path, tokens.analytics, range('2025-11-20', '2026-11-22'));
+      expect(tooLong.body.error.details).toEqual([{ location: 'query', field: 'from', message: 'must be at most 366 days before `to` (2026-11-22)' }]);
+      const unreal = await get(path, tokens.analytics, range('2026-02-30', '2026-02-31'));
+      expect(unreal.body.error.details).toEqual([
+        { location: 'query', field: 'from', message: 'must be a calendar day that exists (YYYY-MM-DD)' },
+        { location: 'query', field: 'to', message: 'must be a calendar day that exists (YYYY-MM-DD)' },
+      ]);
+    });
+
     it('is 422 UNKNOWN_FIELD for a parameter the report does not take', async () => {
       expectError(await get(path, tokens.analytics, [...NOVEMBER, ['store_id', shop.storeId]]), 422, 'UNKNOWN_FIELD');
     });

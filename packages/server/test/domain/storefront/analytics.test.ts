@@ -23,6 +23,9 @@ import { forSale, insertCoupon, openShop, type Shop } from '../../support/storef
 const MADA = { method: 'mada' as const, card: { brand: 'mada' as const, last4: '4821' } };
 const SECOND = 1000;
 
+/** Placing some 130 orders one transaction at a time takes seconds, more on a busy machine. */
+const SETUP_MS = 180_000;
+
 /** When the reports are asked for: the harness clock's own start, after every order. */
 const NOW = Date.parse('2026-11-22T09:00:00Z');
 
@@ -136,7 +139,7 @@ describe.each(testDatabases())('analytics over the daily rollups on $name', (tes
     const random = seeded(20261015);
     const plan: Array<PlannedOrder & { label?: string; store?: Shop }> = [];
     const busyDays = daysBetween('2026-08-23', '2026-11-19').filter((day) => day !== HAND_DAY && !QUIET_WEEK.includes(day));
-    for (let index = 0; index < 160; index += 1) {
+    for (let index = 0; index < 120; index += 1) {
       const day = busyDays[random(busyDays.length)] as string;
       const lineCount = 1 + random(4);
       const chosen = new Set<number>();
@@ -212,7 +215,7 @@ describe.each(testDatabases())('analytics over the daily rollups on $name', (tes
     tokens.orders = await tokenWithScopes(h, shop.store, ['orders:read']);
     tokens.otherAnalytics = await tokenWithScopes(h, other.store, ['analytics:read']);
     tokens.otherOrders = await tokenWithScopes(h, other.store, ['orders:read']);
-  });
+  }, SETUP_MS);
 
   const get = (target: Shop, path: string, token: string, query: Record<string, string> = {}) =>
     request(h.app).get(`/stores/${target.storeId}/v1/${path}`).query(query).set('Authorization', `Bearer ${token}`);
@@ -273,7 +276,7 @@ describe.each(testDatabases())('analytics over the daily rollups on $name', (tes
     expect(counted.filter((order) => order.amounts.discount !== '0.00').length).toBeGreaterThan(10);
     expect(sales).toHaveLength(90);
     expect(sales.filter((point) => point.orders_count === 0).length).toBeGreaterThanOrEqual(QUIET_WEEK.length);
-    expect(overview.orders_count).toBeGreaterThan(100);
+    expect(overview.orders_count).toBeGreaterThan(60);
   });
 
   it('holds the VAT rule on every order: 15 % of (subtotal − discount + shipping), half up, once per order', async () => {

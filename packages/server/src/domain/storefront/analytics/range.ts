@@ -19,7 +19,11 @@ export interface RangeQuery {
   to: string;
 }
 
-const invalidRange = (message: string, details: ErrorDetail[]) => new ApiError('VALIDATION_FAILED', message, { details });
+const invalidRequest = (details: ErrorDetail[]) => new ApiError('VALIDATION_FAILED', 'The request is not valid.', { details });
+const invalidRange = (message: string) =>
+  new ApiError('VALIDATION_FAILED', `The range is not valid: \`from\` must not be after \`to\`, and the range must be at most ${MAX_RANGE_DAYS} days.`, {
+    details: [{ location: 'query', field: 'from', message }],
+  });
 
 /**
  * The range `from`..`to`, or 400 VALIDATION_FAILED naming the parameter: a day that does not exist
@@ -31,20 +35,13 @@ export function analyticsRangeOf({ from, to }: RangeQuery): AnalyticsRange {
   const last = dayNumberOf(to);
   if (first === undefined || last === undefined) {
     const unreal = [first === undefined ? 'from' : undefined, last === undefined ? 'to' : undefined].filter((field) => field !== undefined);
-    throw invalidRange(
-      'The request is not valid.',
-      unreal.map((field) => ({ location: 'query', field, message: 'must be a calendar day that exists (YYYY-MM-DD)' })),
-    );
+    throw invalidRequest(unreal.map((field) => ({ location: 'query', field, message: 'must be a calendar day that exists (YYYY-MM-DD)' })));
   }
   if (first > last) {
-    throw invalidRange('The range is not valid: `from` must not be after `to`.', [
-      { location: 'query', field: 'from', message: `must not be after \`to\` (${to})` },
-    ]);
+    throw invalidRange(`must not be after \`to\` (${to})`);
   }
   if (last - first > MAX_RANGE_DAYS) {
-    throw invalidRange(`The range is not valid: \`from\` must be at most ${MAX_RANGE_DAYS} days before \`to\`.`, [
-      { location: 'query', field: 'from', message: `must be at most ${MAX_RANGE_DAYS} days before \`to\` (${to})` },
-    ]);
+    throw invalidRange(`must be at most ${MAX_RANGE_DAYS} days before \`to\` (${to})`);
   }
   return { from, to, days: Array.from({ length: last - first + 1 }, (_, offset) => dateOfDayNumber(first + offset)) };
 }
