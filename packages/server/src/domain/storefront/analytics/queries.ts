@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { Clock } from '../../../core/clock';
 import type { Db } from '../../../db/transactions';
 import { type AnalyticsRange, analyticsRangeOf, type RangeQuery } from './range';
 import {
@@ -75,15 +76,15 @@ const NET_DESCENDING = 'sum(s.net_halalas) desc';
 const lineSumsOf = (row: LineSalesRow): LineSums => ({ itemsSold: Number(row.items_sold), orders: Number(row.counted_orders), net: Number(row.net) });
 
 /** Builds a report over the checked range: 400 VALIDATION_FAILED before any read when the range is not one. */
-async function report<T>(query: RangeQuery, now: () => number, read: (range: AnalyticsRange) => Promise<T>): Promise<AnalyticsReport<T>> {
+async function report<T>(query: RangeQuery, clock: Clock, read: (range: AnalyticsRange) => Promise<T>): Promise<AnalyticsReport<T>> {
   const range = analyticsRangeOf(query);
   const data = await read(range);
-  return { data, meta: analyticsMetaOf(range, now()) };
+  return { data, meta: analyticsMetaOf(range, clock.now()) };
 }
 
 /** `analytics.overview`: the range's totals, and its distinct customers (one rollup row per customer and day). */
-export function salesOverview(db: Db, storeId: string, query: RangeQuery, now: () => number): Promise<AnalyticsReport<AnalyticsOverview>> {
-  return report(query, now, async (range) => {
+export function salesOverview(db: Db, storeId: string, query: RangeQuery, clock: Clock): Promise<AnalyticsReport<AnalyticsOverview>> {
+  return report(query, clock, async (range) => {
     const [sums] = (await inRange(db, 'daily_sales', storeId, range).select(db.raw(SALES_SUMS.join(', ')))) as SalesRow[];
     const [customers] = (await inRange(db, 'daily_customer_sales', storeId, range).select(db.raw('count(distinct s.customer_id) as customers'))) as Array<{
       customers: unknown;
@@ -93,8 +94,8 @@ export function salesOverview(db: Db, storeId: string, query: RangeQuery, now: (
 }
 
 /** `analytics.sales`: one point per day of the range, zero-filled. */
-export function dailySales(db: Db, storeId: string, query: RangeQuery, now: () => number): Promise<AnalyticsReport<SalesPoint[]>> {
-  return report(query, now, async (range) => {
+export function dailySales(db: Db, storeId: string, query: RangeQuery, clock: Clock): Promise<AnalyticsReport<SalesPoint[]>> {
+  return report(query, clock, async (range) => {
     const rows = (await inRange(db, 'daily_sales', storeId, range)
       .groupBy('s.day')
       .select('s.day', db.raw(SALES_SUMS.join(', ')))) as Array<SalesRow & { day: string }>;
@@ -103,8 +104,8 @@ export function dailySales(db: Db, storeId: string, query: RangeQuery, now: () =
 }
 
 /** `analytics.products`: the PRODUCT_SALES_MAX best sellers by net sales, ties by product id, with each product's current name. */
-export function salesByProduct(db: Db, storeId: string, query: RangeQuery, now: () => number): Promise<AnalyticsReport<ProductSales[]>> {
-  return report(query, now, async (range) => {
+export function salesByProduct(db: Db, storeId: string, query: RangeQuery, clock: Clock): Promise<AnalyticsReport<ProductSales[]>> {
+  return report(query, clock, async (range) => {
     const rows = (await inRange(db, 'daily_product_sales', storeId, range)
       .join('products as p', (on) => on.on('p.id', 's.product_id').andOn('p.store_id', 's.store_id'))
       .groupBy('s.product_id', 'p.name')
@@ -119,8 +120,8 @@ export function salesByProduct(db: Db, storeId: string, query: RangeQuery, now: 
  * `analytics.categories`: every category with a counted line (the category the line had when
  * ordered), by net sales, ties by category id, the uncategorised lines after the categories they tie with.
  */
-export function salesByCategory(db: Db, storeId: string, query: RangeQuery, now: () => number): Promise<AnalyticsReport<CategorySales[]>> {
-  return report(query, now, async (range) => {
+export function salesByCategory(db: Db, storeId: string, query: RangeQuery, clock: Clock): Promise<AnalyticsReport<CategorySales[]>> {
+  return report(query, clock, async (range) => {
     const rows = (await inRange(db, 'daily_category_sales', storeId, range)
       .leftJoin('categories as c', (on) => on.on('c.id', 's.category_key').andOn('c.store_id', 's.store_id'))
       .groupBy('s.category_key', 'c.name')
