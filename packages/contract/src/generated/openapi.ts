@@ -335,12 +335,18 @@ export type paths = {
         };
         /**
          * Get a sales overview
-         * @description Sales totals of the range: sales, discounts, VAT, shipping, orders, items, customers and the
-         *     average order value (`net_sales` ÷ `orders_count`).
+         * @description Sales totals of the range: sales, discounts, VAT, shipping, orders, items, customers (distinct
+         *     over the whole range) and the average order value (`net_sales` ÷ `orders_count`, half up to
+         *     the halala; `0.00` without orders).
          *     Figures are computed from the orders placed in the range, with days in the store's time
-         *     zone (`meta.timezone`); cancelled orders are left out. `net_sales` = `gross_sales` −
-         *     `discounts`; `total_sales` = `net_sales` + `tax` + `shipping`. `from` after `to`, or a range
-         *     over 366 days, is 400 `VALIDATION_FAILED`; an unknown parameter is `UNKNOWN_FIELD`.
+         *     zone (`meta.timezone`, Asia/Riyadh: a day starts at 21:00 UTC the day before): an order counts
+         *     on the day of its `created_at` unless it is cancelled; its payment state does not matter and a
+         *     refund is not subtracted (sales by order date). Money is summed in halalas, never rounded on
+         *     the way. `net_sales` = `gross_sales` − `discounts`; `total_sales` = `net_sales` + `tax` +
+         *     `shipping`. The figures come from daily totals kept in step with the orders, so a report's cost
+         *     does not grow with the number of orders. `from` after `to`, a range over 366 days, or a day
+         *     that does not exist (`2026-02-30`) is 400 `VALIDATION_FAILED` with a detail naming the
+         *     parameter; an unknown parameter is `UNKNOWN_FIELD`.
          *     Needs `analytics:read` or `analytics.overview:read`.
          */
         get: operations["analytics.overview"];
@@ -367,12 +373,17 @@ export type paths = {
         };
         /**
          * Get daily sales
-         * @description One point per day of the range, oldest first; days without orders are present with zeros (at
-         *     most 367 points).
+         * @description One point per day of the range, oldest first; every day is present, those without counted
+         *     orders with zeros (at most 367 points).
          *     Figures are computed from the orders placed in the range, with days in the store's time
-         *     zone (`meta.timezone`); cancelled orders are left out. `net_sales` = `gross_sales` −
-         *     `discounts`; `total_sales` = `net_sales` + `tax` + `shipping`. `from` after `to`, or a range
-         *     over 366 days, is 400 `VALIDATION_FAILED`; an unknown parameter is `UNKNOWN_FIELD`.
+         *     zone (`meta.timezone`, Asia/Riyadh: a day starts at 21:00 UTC the day before): an order counts
+         *     on the day of its `created_at` unless it is cancelled; its payment state does not matter and a
+         *     refund is not subtracted (sales by order date). Money is summed in halalas, never rounded on
+         *     the way. `net_sales` = `gross_sales` − `discounts`; `total_sales` = `net_sales` + `tax` +
+         *     `shipping`. The figures come from daily totals kept in step with the orders, so a report's cost
+         *     does not grow with the number of orders. `from` after `to`, a range over 366 days, or a day
+         *     that does not exist (`2026-02-30`) is 400 `VALIDATION_FAILED` with a detail naming the
+         *     parameter; an unknown parameter is `UNKNOWN_FIELD`.
          *     Needs `analytics:read` or `analytics.sales:read`.
          */
         get: operations["analytics.sales"];
@@ -399,13 +410,22 @@ export type paths = {
         };
         /**
          * Get sales by category
-         * @description The categories with sales in the range, by `net_sales` descending (ties by `category_id`);
-         *     products without a category are grouped under `category_id` null. Products count in the
-         *     category they are in now; an order counts once in each category it has items in.
+         * @description The categories with a line in a counted order in the range (at most 1000), by `net_sales`
+         *     descending (ties by `category_id` ascending, the uncategorised group after the categories it
+         *     ties with); lines of products without a category are grouped under `category_id` null. A
+         *     line counts in the category its product had when the order was placed, not the one it has
+         *     now; an order counts once in each category it has items in. An order's discount is shared
+         *     among its lines in proportion to their totals, rounded by largest remainder (ties to the
+         *     lower line id), so the categories' shares add up to the order's discount.
          *     Figures are computed from the orders placed in the range, with days in the store's time
-         *     zone (`meta.timezone`); cancelled orders are left out. `net_sales` = `gross_sales` −
-         *     `discounts`; `total_sales` = `net_sales` + `tax` + `shipping`. `from` after `to`, or a range
-         *     over 366 days, is 400 `VALIDATION_FAILED`; an unknown parameter is `UNKNOWN_FIELD`.
+         *     zone (`meta.timezone`, Asia/Riyadh: a day starts at 21:00 UTC the day before): an order counts
+         *     on the day of its `created_at` unless it is cancelled; its payment state does not matter and a
+         *     refund is not subtracted (sales by order date). Money is summed in halalas, never rounded on
+         *     the way. `net_sales` = `gross_sales` − `discounts`; `total_sales` = `net_sales` + `tax` +
+         *     `shipping`. The figures come from daily totals kept in step with the orders, so a report's cost
+         *     does not grow with the number of orders. `from` after `to`, a range over 366 days, or a day
+         *     that does not exist (`2026-02-30`) is 400 `VALIDATION_FAILED` with a detail naming the
+         *     parameter; an unknown parameter is `UNKNOWN_FIELD`.
          *     Needs `analytics:read` or `analytics.categories:read`.
          */
         get: operations["analytics.categories"];
@@ -433,11 +453,18 @@ export type paths = {
         /**
          * Get sales by product
          * @description The products sold in the range, at most 100, by `net_sales` descending (ties by
-         *     `product_id`).
+         *     `product_id` ascending); only products with a line in a counted order are listed. An order's
+         *     discount is shared among its lines in proportion to their totals, rounded by largest
+         *     remainder (ties to the lower line id), so the shares add up to the order's discount.
          *     Figures are computed from the orders placed in the range, with days in the store's time
-         *     zone (`meta.timezone`); cancelled orders are left out. `net_sales` = `gross_sales` −
-         *     `discounts`; `total_sales` = `net_sales` + `tax` + `shipping`. `from` after `to`, or a range
-         *     over 366 days, is 400 `VALIDATION_FAILED`; an unknown parameter is `UNKNOWN_FIELD`.
+         *     zone (`meta.timezone`, Asia/Riyadh: a day starts at 21:00 UTC the day before): an order counts
+         *     on the day of its `created_at` unless it is cancelled; its payment state does not matter and a
+         *     refund is not subtracted (sales by order date). Money is summed in halalas, never rounded on
+         *     the way. `net_sales` = `gross_sales` − `discounts`; `total_sales` = `net_sales` + `tax` +
+         *     `shipping`. The figures come from daily totals kept in step with the orders, so a report's cost
+         *     does not grow with the number of orders. `from` after `to`, a range over 366 days, or a day
+         *     that does not exist (`2026-02-30`) is 400 `VALIDATION_FAILED` with a detail naming the
+         *     parameter; an unknown parameter is `UNKNOWN_FIELD`.
          *     Needs `analytics:read` or `analytics.products:read`.
          */
         get: operations["analytics.products"];
@@ -2003,7 +2030,7 @@ export type components = {
              * @description The request's id; equals `execution.requestId` and the `X-Request-Id` header.
              */
             request_id: string;
-            /** @description The store's IANA time zone; days start and end at midnight there. */
+            /** @description The IANA time zone of the days (Asia/Riyadh, UTC+3 all year); days start and end at midnight there. */
             timezone: string;
             /**
              * Format: date
@@ -2012,9 +2039,11 @@ export type components = {
             to: string;
         };
         /**
-         * @description Sales totals of the range, from the orders placed in it (store time zone); cancelled orders
-         *     are left out. `net_sales` = `gross_sales` − `discounts`; `total_sales` = `net_sales` + `tax`
-         *     + `shipping`; `average_order_value` = `net_sales` ÷ `orders_count` (`0.00` with no orders).
+         * @description Sales totals of the range, from the orders placed in it (an order counts on the Asia/Riyadh day
+         *     of its `created_at`); cancelled orders are left out, refunded ones are kept (a refund is not
+         *     subtracted). Amounts are summed in halalas. `net_sales` = `gross_sales` − `discounts`;
+         *     `total_sales` = `net_sales` + `tax` + `shipping`; `average_order_value` = `net_sales` ÷
+         *     `orders_count`, half up to the halala (`0.00` with no orders).
          * @example {
          *       "gross_sales": "48320.00",
          *       "discounts": "3120.00",
@@ -2029,19 +2058,25 @@ export type components = {
          *     }
          */
         AnalyticsOverview: {
+            /** @description `net_sales` ÷ `orders_count`, half up to the halala; `0.00` with no orders. */
             average_order_value: components["schemas"]["Money"];
-            /** @description Distinct customers who ordered. */
+            /** @description Distinct customers of the counted orders over the whole range (a customer who ordered on several days counts once). */
             customers: number;
+            /** @description The sum of the orders' discounts. Free shipping is not a discount (the order's shipping is simply 0.00). */
             discounts: components["schemas"]["Money"];
-            /** @description The sum of the order items' totals, before discounts. */
+            /** @description The sum of the order items' totals (quantity × unit price), before discounts. */
             gross_sales: components["schemas"]["Money"];
             /** @description Units sold (the sum of item quantities). */
             items_sold: number;
+            /** @description `gross_sales` − `discounts`. */
             net_sales: components["schemas"]["Money"];
+            /** @description The orders counted (placed in the range and not cancelled). */
             orders_count: number;
+            /** @description The sum of the orders' shipping charges. */
             shipping: components["schemas"]["Money"];
-            /** @description VAT (15%) collected. */
+            /** @description VAT, the sum of each order's 15 % of (subtotal − discount + shipping), rounded half up to the halala once per order. */
             tax: components["schemas"]["Money"];
+            /** @description `net_sales` + `tax` + `shipping`. */
             total_sales: components["schemas"]["Money"];
         };
         /** @description The response envelope around the AnalyticsOverview of a range. */
@@ -2230,9 +2265,10 @@ export type components = {
             meta: components["schemas"]["ListMeta"];
         };
         /**
-         * @description The sales of one category in the range; cancelled orders are left out. Products without a
-         *     category are grouped under `category_id` and `category` null. An order with items in several
-         *     categories counts once in each.
+         * @description The sales of one category in the range; cancelled orders are left out. A line counts in the
+         *     category its product had when the order was placed. Lines of products without a category are
+         *     grouped under `category_id` and `category` null. An order with items in several categories
+         *     counts once in each. Only categories with a line in a counted order are listed.
          * @example {
          *       "category_id": 12,
          *       "category": "Perfumes",
@@ -2242,17 +2278,22 @@ export type components = {
          *     }
          */
         CategorySales: {
-            /** @description The category's name; null for uncategorised products. */
+            /** @description The category's current name; null for uncategorised products. */
             category: string | null;
             /** @description The category's id; null for uncategorised products. */
             category_id: number | null;
+            /** @description Units sold (the sum of the category's line quantities). */
             items_sold: number;
-            /** @description The category's item totals less their share of discounts. */
+            /**
+             * @description The category's line totals less their share of their orders' discounts (shared among an
+             *     order's lines in proportion to their totals, by largest remainder, ties to the lower line
+             *     id), so the categories add up to `net_sales` of the overview.
+             */
             net_sales: components["schemas"]["Money"];
             /** @description Orders that contain a product of the category. */
             orders_count: number;
         };
-        /** @description The sales of every category with sales in the range, by `net_sales` descending, unpaged. */
+        /** @description The sales of every category with sales in the range (at most 1000), by `net_sales` descending, ties by `category_id` ascending with the uncategorised group after the categories it ties with, unpaged. */
         CategorySalesArrayEnvelope: {
             data: components["schemas"]["CategorySales"][];
             execution?: components["schemas"]["Execution"];
@@ -4121,7 +4162,8 @@ export type components = {
             images: components["schemas"]["MediaImageInput"][];
         };
         /**
-         * @description The sales of one product in the range; cancelled orders are left out.
+         * @description The sales of one product in the range; cancelled orders are left out. Only products with a line
+         *     in a counted order are listed.
          * @example {
          *       "product_id": 1042,
          *       "name": "Royal Oud Perfume 100 ml",
@@ -4131,16 +4173,21 @@ export type components = {
          *     }
          */
         ProductSales: {
+            /** @description Units sold (the sum of the product's line quantities). */
             items_sold: number;
             /** @description The product's current name. */
             name: string;
-            /** @description The product's item totals less their share of discounts. */
+            /**
+             * @description The product's line totals less their share of their orders' discounts. An order's discount
+             *     is shared among its lines in proportion to their totals, rounded by largest remainder
+             *     (ties to the lower line id), so the shares add up to the order's discount.
+             */
             net_sales: components["schemas"]["Money"];
             /** @description Orders that contain the product. */
             orders_count: number;
             product_id: number;
         };
-        /** @description The best-selling products of the range (at most 100), by `net_sales` descending, unpaged. */
+        /** @description The best-selling products of the range (at most 100), by `net_sales` descending, ties by `product_id` ascending, unpaged. */
         ProductSalesArrayEnvelope: {
             data: components["schemas"]["ProductSales"][];
             execution?: components["schemas"]["Execution"];
@@ -4464,8 +4511,10 @@ export type components = {
          */
         ReviewStatus: "pending" | "published" | "hidden";
         /**
-         * @description The sales of one day (store time zone); days without orders are present with zeros.
-         *     `net_sales` = `gross_sales` − `discounts`; `total_sales` adds VAT and shipping.
+         * @description The sales of one day (Asia/Riyadh, the store's time zone): the orders whose `created_at` falls
+         *     on it, cancelled ones left out; days without orders are present with zeros. `gross_sales` is
+         *     the sum of line totals, `discounts` of order discounts (free shipping is not one); `net_sales`
+         *     = `gross_sales` − `discounts`; `total_sales` adds VAT and shipping.
          * @example {
          *       "date": "2026-10-01",
          *       "orders_count": 4,
@@ -4477,7 +4526,10 @@ export type components = {
          *     }
          */
         SalesPoint: {
-            /** Format: date */
+            /**
+             * Format: date
+             * @description The day, in the store's time zone.
+             */
             date: string;
             discounts: components["schemas"]["Money"];
             gross_sales: components["schemas"]["Money"];
@@ -4486,7 +4538,7 @@ export type components = {
             orders_count: number;
             total_sales: components["schemas"]["Money"];
         };
-        /** @description One SalesPoint per day of the range, oldest first, unpaged. */
+        /** @description One SalesPoint per day of the range, oldest first, every day present (zeros without orders), unpaged. */
         SalesPointArrayEnvelope: {
             data: components["schemas"]["SalesPoint"][];
             execution?: components["schemas"]["Execution"];
@@ -5230,12 +5282,12 @@ export type components = {
     };
     parameters: {
         /**
-         * @description The first day of the range, in the store's time zone. At most 366 days before `to`.
+         * @description The first day of the range (`YYYY-MM-DD`, a day that exists), in the store's time zone. At most 366 days before `to` (367 days in all).
          * @example 2026-10-01
          */
         AnalyticsFrom: string;
         /**
-         * @description The last day of the range (inclusive), in the store's time zone; not before `from`.
+         * @description The last day of the range (`YYYY-MM-DD`, a day that exists, inclusive), in the store's time zone; not before `from`.
          * @example 2026-10-31
          */
         AnalyticsTo: string;
@@ -5935,12 +5987,12 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description The first day of the range, in the store's time zone. At most 366 days before `to`.
+                 * @description The first day of the range (`YYYY-MM-DD`, a day that exists), in the store's time zone. At most 366 days before `to` (367 days in all).
                  * @example 2026-10-01
                  */
                 from: components["parameters"]["AnalyticsFrom"];
                 /**
-                 * @description The last day of the range (inclusive), in the store's time zone; not before `from`.
+                 * @description The last day of the range (`YYYY-MM-DD`, a day that exists, inclusive), in the store's time zone; not before `from`.
                  * @example 2026-10-31
                  */
                 to: components["parameters"]["AnalyticsTo"];
@@ -5967,7 +6019,7 @@ export interface operations {
                     "application/json": components["schemas"]["AnalyticsOverviewEnvelope"];
                 };
             };
-            /** @description The request is not valid: a bad `from` or `to`, `from` after `to`, or a range over 366 days. */
+            /** @description The request is not valid: a missing or malformed `from` or `to`, a day that does not exist, `from` after `to`, or a range over 366 days. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5992,12 +6044,12 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description The first day of the range, in the store's time zone. At most 366 days before `to`.
+                 * @description The first day of the range (`YYYY-MM-DD`, a day that exists), in the store's time zone. At most 366 days before `to` (367 days in all).
                  * @example 2026-10-01
                  */
                 from: components["parameters"]["AnalyticsFrom"];
                 /**
-                 * @description The last day of the range (inclusive), in the store's time zone; not before `from`.
+                 * @description The last day of the range (`YYYY-MM-DD`, a day that exists, inclusive), in the store's time zone; not before `from`.
                  * @example 2026-10-31
                  */
                 to: components["parameters"]["AnalyticsTo"];
@@ -6024,7 +6076,7 @@ export interface operations {
                     "application/json": components["schemas"]["SalesPointArrayEnvelope"];
                 };
             };
-            /** @description The request is not valid: a bad `from` or `to`, `from` after `to`, or a range over 366 days. */
+            /** @description The request is not valid: a missing or malformed `from` or `to`, a day that does not exist, `from` after `to`, or a range over 366 days. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6049,12 +6101,12 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description The first day of the range, in the store's time zone. At most 366 days before `to`.
+                 * @description The first day of the range (`YYYY-MM-DD`, a day that exists), in the store's time zone. At most 366 days before `to` (367 days in all).
                  * @example 2026-10-01
                  */
                 from: components["parameters"]["AnalyticsFrom"];
                 /**
-                 * @description The last day of the range (inclusive), in the store's time zone; not before `from`.
+                 * @description The last day of the range (`YYYY-MM-DD`, a day that exists, inclusive), in the store's time zone; not before `from`.
                  * @example 2026-10-31
                  */
                 to: components["parameters"]["AnalyticsTo"];
@@ -6081,7 +6133,7 @@ export interface operations {
                     "application/json": components["schemas"]["CategorySalesArrayEnvelope"];
                 };
             };
-            /** @description The request is not valid: a bad `from` or `to`, `from` after `to`, or a range over 366 days. */
+            /** @description The request is not valid: a missing or malformed `from` or `to`, a day that does not exist, `from` after `to`, or a range over 366 days. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6106,12 +6158,12 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description The first day of the range, in the store's time zone. At most 366 days before `to`.
+                 * @description The first day of the range (`YYYY-MM-DD`, a day that exists), in the store's time zone. At most 366 days before `to` (367 days in all).
                  * @example 2026-10-01
                  */
                 from: components["parameters"]["AnalyticsFrom"];
                 /**
-                 * @description The last day of the range (inclusive), in the store's time zone; not before `from`.
+                 * @description The last day of the range (`YYYY-MM-DD`, a day that exists, inclusive), in the store's time zone; not before `from`.
                  * @example 2026-10-31
                  */
                 to: components["parameters"]["AnalyticsTo"];
@@ -6138,7 +6190,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProductSalesArrayEnvelope"];
                 };
             };
-            /** @description The request is not valid: a bad `from` or `to`, `from` after `to`, or a range over 366 days. */
+            /** @description The request is not valid: a missing or malformed `from` or `to`, a day that does not exist, `from` after `to`, or a range over 366 days. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -22,3 +22,24 @@ export function parseDateTimeFilter(filter: string, text: string): number {
   if (!Number.isFinite(instant)) throw new ApiError('INVALID_FILTER', `The filter '${filter}' is not a valid date-time.`);
   return instant;
 }
+
+const CALENDAR_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DAY_MS = 86_400_000;
+
+/**
+ * A `YYYY-MM-DD` calendar date as its day number (days since 1970-01-01); undefined when it is not
+ * one or names a day that does not exist (2026-02-30, month 13), which `Date` would roll over.
+ */
+export function dayNumberOf(text: string): number | undefined {
+  const match = CALENDAR_DATE.exec(text);
+  if (!match) return undefined;
+  const [year, month, day] = match.slice(1).map(Number) as [number, number, number];
+  // setUTCFullYear, not Date.UTC, which reads years 0 to 99 as 1900 to 1999.
+  const midnight = new Date(0);
+  midnight.setUTCFullYear(year, month - 1, day);
+  const real = midnight.getUTCFullYear() === year && midnight.getUTCMonth() === month - 1 && midnight.getUTCDate() === day;
+  return real ? midnight.getTime() / DAY_MS : undefined;
+}
+
+/** The `YYYY-MM-DD` calendar date of a day number (days since 1970-01-01). */
+export const dateOfDayNumber = (dayNumber: number): string => new Date(dayNumber * DAY_MS).toISOString().slice(0, 10);

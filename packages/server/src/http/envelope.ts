@@ -28,3 +28,8 @@ export function pageEnvelope<T>(context: HandlerContext<OperationId>, { items, p
     ...execution(context),
   };
 }
+
+/** `{data, meta: {request_id, …the report's meta}, execution}` for a report that carries its own meta (analytics). */
+export function reportEnvelope<T, M extends object>(context: HandlerContext<OperationId>, report: { data: T; meta: M }): { data: T; meta: M & RequestMeta } {
+  return { data: report.data, meta: { request_id: context.requestId, ...report.meta }, ...execution(context) };
+}

@@ -58,13 +58,15 @@ const hasWrongPrefix = (p: ValidatorProblem) => (isBodyField('code')(p) || isBod
 export type ParsedQuery = Readonly<Record<string, unknown>>;
 
 /**
- * Paging parameters are not filters; a repeated filter (an array) is a malformed request, not a bad
- * value. A type error on one value sent once (`rating=five`) is a bad value like any other.
+ * Query parameters that are not filters: paging, and the analytics range, which is the report's
+ * subject (a bad one is VALIDATION_FAILED, as the analytics operations say). A repeated filter (an
+ * array) is a malformed request, not a bad value; a type error on one value sent once
+ * (`rating=five`) is a bad value like any other.
  */
-const PAGING_PARAMETERS = new Set(['limit', 'cursor']);
+const NOT_FILTERS = new Set(['limit', 'cursor', 'from', 'to']);
 const isBadFilterValue = (query: ParsedQuery) => (p: ValidatorProblem) => {
   const [, area, name = ''] = (p.path ?? '').split('/');
-  if (area !== 'query' || name === '' || PAGING_PARAMETERS.has(name)) return false;
+  if (area !== 'query' || name === '' || NOT_FILTERS.has(name)) return false;
   return !/^type\./.test(p.errorCode ?? '') || typeof ownValue(query, name) === 'string';
 };
 

@@ -174,7 +174,11 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
       requestCounter += 1;
       headers.push([parameter.name, [parameter.name === 'If-Match' ? await currentEtag(entry) : `fuzz-${requestCounter}`]]);
     }
-    const query = entry.operationId === 'oauth.authorize' ? Object.entries(authorizeQuery(store, oauthClient, ['products:read'])) : [];
+    // Required query parameters (the analytics range) take their spec example, so the request reaches the handler.
+    const requiredQuery = documentedParameters(entry)
+      .filter((parameter) => parameter.in === 'query' && parameter.required === true)
+      .map((parameter): [string, string] => [parameter.name, String(parameter.example)]);
+    const query = entry.operationId === 'oauth.authorize' ? Object.entries(authorizeQuery(store, oauthClient, ['products:read'])) : requiredQuery;
     const example = exampleBody(entry);
     const body: Draft['body'] =
       entry.operationId === 'oauth.token'
