@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import type { Knex } from 'knex';
 import request from 'supertest';
 import { createCategory } from '../../src/domain/catalog/categories/changes';
+import { abandonCart } from '../../src/domain/storefront/carts/changes';
 import { createCustomer } from '../../src/domain/storefront/customers/changes';
 import { failPayment, payOrder, placeOrder } from '../../src/domain/storefront/orders/changes';
 import { handlers } from '../../src/generated/registry';
@@ -70,7 +71,7 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
   let ownClient: AppFixture;
   let oauthClient: AppFixture;
   const tokens = { own: '', otherStore: '', narrow: '', refresh: '' };
-  const ids = { product: 0, category: 0, order: 0, payment: 0 };
+  const ids = { product: 0, category: 0, order: 0, payment: 0, cart: 0 };
   let requestCounter = 0;
 
   beforeAll(async () => {
@@ -104,6 +105,8 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
     });
     await insertDigitalUnits(h.db, store.store.id, orderedCard, ['ORDERED-1']);
     const customer = await createCustomer(h.db, shopper, { name: 'Noura Al-Harbi', email: 'noura@example.com' });
+    // The same shopper's earlier checkout of it, left unfinished, so cart ids reach the handlers.
+    ids.cart = (await abandonCart(h.db, shopper, { customerId: customer.id, items: [{ productId: orderedCard, quantity: 1 }] })).id;
     const order = await placeOrder(h.db, shopper, { customerId: customer.id, items: [{ productId: orderedCard, quantity: 1 }] });
     // A declined attempt first (the order stays pending), so payment ids reach the handlers too.
     ids.payment = (await failPayment(h.db, shopper, order.id, { method: 'cod' })).id;
@@ -141,6 +144,7 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
     if (entry.path.includes('/categories/')) return ids.category;
     if (entry.path.includes('/orders/')) return ids.order;
     if (entry.path.includes('/payments/')) return ids.payment;
+    if (entry.path.includes('/abandoned-carts/')) return ids.cart;
     return ids.product;
   }
 
