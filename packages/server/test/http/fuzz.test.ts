@@ -4,6 +4,7 @@ import type { Knex } from 'knex';
 import request from 'supertest';
 import { createCategory } from '../../src/domain/catalog/categories/changes';
 import { abandonCart } from '../../src/domain/storefront/carts/changes';
+import { createCoupon } from '../../src/domain/storefront/coupons/changes';
 import { createCustomer } from '../../src/domain/storefront/customers/changes';
 import { failPayment, payOrder, placeOrder } from '../../src/domain/storefront/orders/changes';
 import { handlers } from '../../src/generated/registry';
@@ -37,12 +38,13 @@ const RUNS_PER_OPERATION = Number(process.env.FUZZ_RUNS ?? 30);
 
 const built = (Object.values(operationTable) as OperationEntry[]).filter((entry) => !isNotImplemented(handlers[entry.operationId as keyof typeof handlers]));
 
-/** What a refused request must leave as it was: the catalog's rows and versions, and the outbox. */
+/** What a refused request must leave as it was: the catalog's and the coupons' rows and versions, and the outbox. */
 const SNAPSHOT_SQL = {
   products: 'select count(*) as n, coalesce(sum(resource_version), 0) as v from products',
   categories: 'select count(*) as n, coalesce(sum(resource_version), 0) as v from categories',
   inventory_adjustments: 'select count(*) as n, 0 as v from inventory_adjustments',
   digital_units: 'select count(*) as n, count(delivered_at) as v from digital_units',
+  coupons: 'select count(*) as n, coalesce(sum(resource_version), 0) as v from coupons',
   outbox_events: 'select count(*) as n, 0 as v from outbox_events',
 };
 
@@ -71,7 +73,7 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
   let ownClient: AppFixture;
   let oauthClient: AppFixture;
   const tokens = { own: '', otherStore: '', narrow: '', refresh: '' };
-  const ids = { product: 0, category: 0, order: 0, payment: 0, cart: 0 };
+  const ids = { product: 0, category: 0, order: 0, payment: 0, cart: 0, coupon: 0 };
   let requestCounter = 0;
 
   beforeAll(async () => {
@@ -111,6 +113,7 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
     // A declined attempt first (the order stays pending), so payment ids reach the handlers too.
     ids.payment = (await failPayment(h.db, shopper, order.id, { method: 'cod' })).id;
     ids.order = (await payOrder(h.db, shopper, order.id, { method: 'mada', card: { brand: 'mada', last4: '4821' } })).id;
+    ids.coupon = (await createCoupon(h.db, shopper, { code: 'FUZZ10', type: 'percentage', amountHalalas: 1000 })).id;
   });
 
   /** The `Authorization` header each caller sends, by the operation's kind of authentication. */
@@ -145,6 +148,7 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
     if (entry.path.includes('/orders/')) return ids.order;
     if (entry.path.includes('/payments/')) return ids.payment;
     if (entry.path.includes('/abandoned-carts/')) return ids.cart;
+    if (entry.path.includes('/coupons/')) return ids.coupon;
     return ids.product;
   }
 

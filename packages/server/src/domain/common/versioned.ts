@@ -22,11 +22,18 @@ export interface VersionedResource<Row extends VersionedRow> {
   uniqueConflict?(index: string): ApiError | undefined;
 }
 
+/**
+ * What a change's `columns` answers when the row already is what the request asks for and the
+ * operation says so changes nothing (a coupon set to the status it has): no write, no version, no
+ * event; the current row is the answer.
+ */
+export const unchanged: unique symbol = Symbol('unchanged');
+
 export interface VersionedChange<Row extends VersionedRow, Columns> {
   /** Refuses the change for the current row (If-Match), or `anyVersion`. */
   readonly precondition: Precondition<Row>;
-  /** The rules of the change: throws to refuse, returns the columns to write. */
-  readonly columns: (current: Row, trx: Knex.Transaction) => Promise<Columns> | Columns;
+  /** The rules of the change: throws to refuse, returns the columns to write (or `unchanged`). */
+  readonly columns: (current: Row, trx: Knex.Transaction) => Promise<Columns | typeof unchanged> | Columns | typeof unchanged;
   /** The outbox events of the change, from the changed row, written in the same transaction. */
   readonly events?: (changed: Row, trx: Knex.Transaction) => Promise<DomainEvent[]> | DomainEvent[];
 }
@@ -50,6 +57,7 @@ export function changeVersioned<Row extends VersionedRow, Columns extends object
     const current = await lockRow(trx, resource, actor.storeId, id);
     change.precondition(current);
     const columns = await change.columns(current, trx);
+    if (columns === unchanged) return current;
     await writeOrConflict(resource, () =>
       trx(resource.table)
         .where({ id, store_id: actor.storeId })
