@@ -637,8 +637,9 @@ export type paths = {
          * @description Sets the coupon `active` or `inactive`. A status change writes nothing else of the coupon; an
          *     `active` coupon applies at checkout only between `starts_at` and `expires_at` and while
          *     `usage_count` is below `usage_limit`, and an `inactive` one never does. Setting the status the
-         *     coupon already has changes nothing. Orders that already used the coupon keep their
-         *     discount. Needs `coupons.status:write`.
+         *     coupon already has changes nothing. A coupon past its `expires_at` cannot be activated
+         *     (`COUPON_EXPIRED`); it can still be deactivated. Orders that already used the coupon keep
+         *     their discount. Needs `coupons.status:write`.
          */
         patch: operations["coupons.status"];
         trace?: never;
@@ -2520,7 +2521,7 @@ export type components = {
          *     `INVALID_CURSOR`, `CURSOR_EXPIRED`, `IDEMPOTENCY_KEY_REQUIRED` (400), `PRICE_REQUIRED`,
          *     `INSUFFICIENT_STOCK`, `CATEGORY_NAME_TAKEN`, `SLUG_TAKEN`,
          *     `SUBSCRIPTION_REVOKED`, `IDEMPOTENCY_KEY_IN_PROGRESS`, `ORDER_STATE_CONFLICT`,
-         *     `CART_ALREADY_RECOVERED` (409), `PRECONDITION_FAILED` (412),
+         *     `CART_ALREADY_RECOVERED`, `COUPON_EXPIRED` (409), `PRECONDITION_FAILED` (412),
          *     `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE` (415), `UNKNOWN_FIELD`,
          *     `CATEGORY_NOT_FOUND`, `CATEGORY_PARENT_INVALID`, `IDEMPOTENCY_KEY_REUSED`,
          *     `EVENT_TYPE_NOT_ALLOWED`, `PRODUCT_UNAVAILABLE`, `CUSTOMER_NOT_FOUND`, `COUPON_NOT_APPLICABLE`,
@@ -2539,7 +2540,7 @@ export type components = {
          * @example NOT_FOUND
          * @enum {string}
          */
-        ErrorCode: "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "STORE_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "VALIDATION_FAILED" | "INVALID_FILTER" | "INVALID_CURSOR" | "CURSOR_EXPIRED" | "IDEMPOTENCY_KEY_REQUIRED" | "PRICE_REQUIRED" | "INSUFFICIENT_STOCK" | "CATEGORY_NAME_TAKEN" | "CATEGORY_PARENT_INVALID" | "SLUG_TAKEN" | "SUBSCRIPTION_REVOKED" | "IDEMPOTENCY_KEY_IN_PROGRESS" | "ORDER_STATE_CONFLICT" | "CART_ALREADY_RECOVERED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNKNOWN_FIELD" | "CATEGORY_NOT_FOUND" | "IDEMPOTENCY_KEY_REUSED" | "EVENT_TYPE_NOT_ALLOWED" | "PRODUCT_UNAVAILABLE" | "CUSTOMER_NOT_FOUND" | "COUPON_NOT_APPLICABLE" | "REVIEW_NOT_ALLOWED" | "PRECONDITION_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "NOT_IMPLEMENTED" | "STORE_MIGRATING" | "INVALID_REQUEST" | "UNSUPPORTED_RESPONSE_TYPE" | "INVALID_SCOPE" | "SCOPE_DEPENDENCIES_MUST_BE_VISIBLE" | "INVALID_CLIENT" | "INVALID_GRANT_TYPE" | "INVALID_GRANT" | "INVALID_CODE" | "REDIRECT_URI_MISMATCH" | "PKCE_MISMATCH" | "INVALID_REFRESH_TOKEN" | "REFRESH_ALREADY_USED" | "TOKEN_REUSE_DETECTED" | "RECONSENT_REQUIRED" | "OPERATION_NOT_FOUND" | "RESULT_UNAVAILABLE_REAUTHORIZE" | "INVALID_LAUNCH";
+        ErrorCode: "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "STORE_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "VALIDATION_FAILED" | "INVALID_FILTER" | "INVALID_CURSOR" | "CURSOR_EXPIRED" | "IDEMPOTENCY_KEY_REQUIRED" | "PRICE_REQUIRED" | "INSUFFICIENT_STOCK" | "CATEGORY_NAME_TAKEN" | "CATEGORY_PARENT_INVALID" | "SLUG_TAKEN" | "SUBSCRIPTION_REVOKED" | "IDEMPOTENCY_KEY_IN_PROGRESS" | "ORDER_STATE_CONFLICT" | "CART_ALREADY_RECOVERED" | "COUPON_EXPIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNKNOWN_FIELD" | "CATEGORY_NOT_FOUND" | "IDEMPOTENCY_KEY_REUSED" | "EVENT_TYPE_NOT_ALLOWED" | "PRODUCT_UNAVAILABLE" | "CUSTOMER_NOT_FOUND" | "COUPON_NOT_APPLICABLE" | "REVIEW_NOT_ALLOWED" | "PRECONDITION_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "NOT_IMPLEMENTED" | "STORE_MIGRATING" | "INVALID_REQUEST" | "UNSUPPORTED_RESPONSE_TYPE" | "INVALID_SCOPE" | "SCOPE_DEPENDENCIES_MUST_BE_VISIBLE" | "INVALID_CLIENT" | "INVALID_GRANT_TYPE" | "INVALID_GRANT" | "INVALID_CODE" | "REDIRECT_URI_MISMATCH" | "PKCE_MISMATCH" | "INVALID_REFRESH_TOKEN" | "REFRESH_ALREADY_USED" | "TOKEN_REUSE_DETECTED" | "RECONSENT_REQUIRED" | "OPERATION_NOT_FOUND" | "RESULT_UNAVAILABLE_REAUTHORIZE" | "INVALID_LAUNCH";
         /** @description One problem with one part of the request. */
         ErrorDetail: {
             /**
@@ -6597,6 +6598,16 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            /** @description The coupon has expired, so it cannot be activated; it is left as it was. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnknownField"];

@@ -1,4 +1,10 @@
+import { ApiError } from '../core/errors';
 import { UUID_PATTERN } from '../core/ids';
+import { readDateTime } from '../core/instants';
+import { MONEY_PATTERN, toHalalas } from '../core/money';
+import { createCoupon, type NewCoupon } from '../domain/storefront/coupons/changes';
+import type { CouponRow, CouponType } from '../domain/storefront/coupons/row';
+import { couponView } from '../domain/storefront/coupons/view';
 import { runHousekeeping } from '../jobs/housekeeping';
 import { installDirectly } from '../oauth/direct-install';
 import type { App } from '../platform/apps';
@@ -16,7 +22,7 @@ import {
 import { listInstallations, uninstall } from '../platform/installations';
 import type { Deps } from '../platform/services';
 import type { Store } from '../platform/stores';
-import { createStore, endStoreMigration, findOwnerByEmail, listStores, PlatformError, startStoreMigration } from '../platform/stores';
+import { createStore, endStoreMigration, findOwnerByEmail, findStore, listStores, PlatformError, startStoreMigration } from '../platform/stores';
 import {
   appJson,
   installationJson,
@@ -52,6 +58,8 @@ interface Context {
   /** A flag the spec marks required: the parser has already refused a line without it. */
   required(name: string): string;
   list(name: string): string[];
+  /** Whether a boolean flag was given. */
+  flag(name: string): boolean;
   arg(name: string): string;
   /** A positional id: checked to be a UUID, so PostgreSQL's uuid columns never see anything else. */
   id(arg: string): string;
@@ -85,6 +93,7 @@ function contextFor({ command, args, values }: Invocation<Command>, io: CliIo): 
       return value;
     },
     list: (name) => stringValues(values, name),
+    flag: (name) => values[name] === true,
     arg,
     id: (name) => checkUuid(arg(name), `<${name}>`),
     optionalId(name) {
@@ -333,6 +342,95 @@ async function installationCreate(context: Context): Promise<Report> {
   };
 }
 
+// ---- coupons ----
+
+const COUPON_TYPES: readonly CouponType[] = ['percentage', 'fixed'];
+
+/** An amount (`15.00`) in hundredths; malformed is a usage error, a value out of the coupon's range is the domain's refusal. */
+function parseAmount(name: string, value: string): number {
+  if (!MONEY_PATTERN.test(value)) throw new UsageError(`--${name} must be an amount with two decimals, like 15.00, not "${value}"`);
+  return toHalalas(value);
+}
+
+function parseInstant(name: string, value: string): number {
+  const reading = readDateTime(value);
+  if ('problem' in reading) throw new UsageError(`--${name} is ${reading.problem} (RFC 3339, like 2027-03-09T20:59:59Z): "${value}"`);
+  return reading.instant;
+}
+
+function parseCount(name: string, value: string): number {
+  if (!/^[0-9]{1,15}$/.test(value)) throw new UsageError(`--${name} must be a whole number, not "${value}"`);
+  return Number(value);
+}
+
+/** An optional flag read by `parse`; null when it is not given (the coupon's "none"). */
+function optionalFlag(context: Context, name: string, parse: (name: string, value: string) => number): number | null {
+  const value = context.option(name);
+  return value === undefined ? null : parse(name, value);
+}
+
+/** The flag a field of the domain's refusal came from, so the message names what the operator typed. */
+const COUPON_FLAGS: Readonly<Record<string, string>> = {
+  '/code': '--code',
+  '/type': '--type',
+  '/amount': '--amount',
+  '/starts_at': '--starts-at',
+  '/expires_at': '--expires-at',
+  '/usage_limit': '--usage-limit',
+  '/minimum_order_amount': '--minimum-order',
+};
+
+/** The domain's refusal in the operator's words: each rule broken, by flag, or the refusal's own message. */
+function couponRefusal(error: ApiError): PlatformError {
+  const details = error.extras.details ?? [];
+  if (details.length === 0) return new PlatformError(error.message);
+  const problems = details.map((detail) => `${(detail.field !== undefined && COUPON_FLAGS[detail.field]) || detail.field} ${detail.message}`);
+  return new PlatformError(`coupon not created: ${problems.join('; ')}`);
+}
+
+const couponAmountCell = (coupon: CouponRow, amount: string): string => (coupon.type === 'percentage' ? `${amount} %` : `${amount} SAR`);
+
+async function couponCreate(context: Context): Promise<Report> {
+  const storeId = checkUuid(context.required('store'), '--store');
+  const type = COUPON_TYPES.find((known) => known === context.required('type'));
+  if (type === undefined) throw new UsageError(`--type must be percentage or fixed, not "${context.required('type')}"`);
+  const coupon: NewCoupon = {
+    code: context.required('code'),
+    type,
+    amountHalalas: parseAmount('amount', context.required('amount')),
+    status: context.flag('inactive') ? 'inactive' : 'active',
+    startsAt: optionalFlag(context, 'starts-at', parseInstant),
+    expiresAt: optionalFlag(context, 'expires-at', parseInstant),
+    usageLimit: optionalFlag(context, 'usage-limit', parseCount),
+    minimumOrderHalalas: optionalFlag(context, 'minimum-order', parseAmount),
+    freeShipping: context.flag('free-shipping'),
+  };
+  if (!(await findStore(context.deps.db, storeId))) throw new PlatformError(`No store ${storeId}`);
+  let created: CouponRow;
+  try {
+    created = await createCoupon(context.deps.db, { storeId, installationId: null, now: context.deps.clock.now() }, coupon);
+  } catch (error) {
+    throw error instanceof ApiError ? couponRefusal(error) : error;
+  }
+  const view = couponView(created);
+  return {
+    json: view,
+    lines: keyValues([
+      ['coupon_id', String(view.id)],
+      ['store_id', storeId],
+      ['code', view.code],
+      ['type', view.type],
+      ['amount', couponAmountCell(created, view.amount)],
+      ['status', view.status],
+      ['starts_at', view.starts_at ?? '-'],
+      ['expires_at', view.expires_at ?? '-'],
+      ['usage_limit', view.usage_limit === null ? '-' : String(view.usage_limit)],
+      ['minimum_order', view.minimum_order_amount === null ? '-' : `${view.minimum_order_amount} SAR`],
+      ['free_shipping', view.free_shipping ? 'yes' : 'no'],
+    ]),
+  };
+}
+
 // ---- housekeeping ----
 
 async function housekeeping(context: Context): Promise<Report> {
@@ -438,6 +536,25 @@ export const COMMANDS: readonly Command[] = [
     options: {},
     description: 'Uninstall: revokes every token and queues app.uninstalled for the app.',
     run: installationUninstall,
+  },
+  {
+    words: ['coupon', 'create'],
+    args: [],
+    options: {
+      store: text('<storeId>', { required: true }),
+      code: text('<CODE>', { required: true }),
+      type: text('percentage|fixed', { required: true }),
+      amount: text('<amount>', { required: true }),
+      'starts-at': text('<date-time>'),
+      'expires-at': text('<date-time>'),
+      'usage-limit': text('<n>'),
+      'minimum-order': text('<amount>'),
+      'free-shipping': { type: 'boolean' },
+      inactive: { type: 'boolean' },
+    },
+    description:
+      'Create a discount coupon in a store: --amount is the percent (15.00) or the SAR off (50.00); dates are RFC 3339; active unless --inactive. Apps read coupons and change their status; only the merchant side creates them.',
+    run: couponCreate,
   },
   {
     words: ['housekeeping'],

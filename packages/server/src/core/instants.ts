@@ -2,13 +2,13 @@ import { ApiError } from './errors';
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:[Zz]|([+-])(\d{2}):?(\d{2})?)$/;
 
-/**
- * An RFC 3339 date-time filter value as epoch ms; 400 INVALID_FILTER naming the filter when it is
- * not one, or names a day or time that does not exist (2026-02-30, 24:00).
- */
-export function parseDateTimeFilter(filter: string, text: string): number {
+/** An RFC 3339 date-time read: its instant in epoch ms, or what is wrong with the text. */
+export type DateTimeReading = { instant: number } | { problem: 'not a valid date-time' | 'not a date-time that exists' };
+
+/** Reads an RFC 3339 date-time in any offset; a day or time that does not exist (2026-02-30, 24:00) is a problem too. */
+export function readDateTime(text: string): DateTimeReading {
   const match = RFC3339.exec(text);
-  if (!match) throw new ApiError('INVALID_FILTER', `The filter '${filter}' is not a valid date-time.`);
+  if (!match) return { problem: 'not a valid date-time' };
   const [, year, month, day, hour, minute, second, fraction = '', sign, offsetHours = '0', offsetMinutes = '0'] = match;
   const milliseconds = Math.floor(Number(`0${fraction}`) * 1000);
   const local = Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute), Number(second), milliseconds);
@@ -17,10 +17,20 @@ export function parseDateTimeFilter(filter: string, text: string): number {
   const calendar = new Date(local);
   const real = calendar.getUTCFullYear() === Number(year) && calendar.getUTCMonth() === Number(month) - 1 && calendar.getUTCDate() === Number(day);
   if (!real || Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59 || Number(offsetHours) > 23 || Number(offsetMinutes) > 59) {
-    throw new ApiError('INVALID_FILTER', `The filter '${filter}' is not a date-time that exists.`);
+    return { problem: 'not a date-time that exists' };
   }
-  if (!Number.isFinite(instant)) throw new ApiError('INVALID_FILTER', `The filter '${filter}' is not a valid date-time.`);
-  return instant;
+  if (!Number.isFinite(instant)) return { problem: 'not a valid date-time' };
+  return { instant };
+}
+
+/**
+ * An RFC 3339 date-time filter value as epoch ms; 400 INVALID_FILTER naming the filter when it is
+ * not one, or names a day or time that does not exist (2026-02-30, 24:00).
+ */
+export function parseDateTimeFilter(filter: string, text: string): number {
+  const reading = readDateTime(text);
+  if ('problem' in reading) throw new ApiError('INVALID_FILTER', `The filter '${filter}' is ${reading.problem}.`);
+  return reading.instant;
 }
 
 const CALENDAR_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;

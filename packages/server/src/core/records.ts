@@ -12,3 +12,15 @@ export function ownValue<V>(record: Readonly<Record<string, V>>, key: string): V
  * to it makes a property like any other instead of replacing the prototype.
  */
 export const emptyRecord = <V>(): Record<string, V> => Object.create(null) as Record<string, V>;
+
+/** Rows grouped by the id `keyOf` gives, each group in the order the rows came (a page's lines by their parent). */
+export function groupedBy<Row>(rows: readonly Row[], keyOf: (row: Row) => number): Map<number, Row[]> {
+  const groups = new Map<number, Row[]>();
+  for (const row of rows) {
+    const key = keyOf(row);
+    const group = groups.get(key);
+    if (group) group.push(row);
+    else groups.set(key, [row]);
+  }
+  return groups;
+}

@@ -437,6 +437,173 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
     });
   });
 
+  describe('coupon create', () => {
+    const couponArgs = (storeId: string, code: string, ...extra: string[]) => ['coupon', 'create', '--store', storeId, '--code', code, ...extra];
+    const couponsOf = (storeId: string) => db('coupons').where({ store_id: storeId }).orderBy('id');
+
+    it('creates a percentage coupon with every condition and prints it; 15.00 % is kept as 1500 hundredths', async () => {
+      clock.set('2027-01-25T09:00:00.000Z');
+      const storeId = await newStore();
+      const run = await svc(
+        couponArgs(
+          storeId,
+          'RAMADAN15',
+          '--type',
+          'percentage',
+          '--amount',
+          '15.00',
+          '--starts-at',
+          '2027-02-08T00:00:00+03:00',
+          '--expires-at',
+          '2027-03-09T20:59:59Z',
+          '--usage-limit',
+          '500',
+          '--minimum-order',
+          '200.00',
+        ),
+      );
+      expect(run).toMatchObject({ code: 0, err: '' });
+      const [row] = await couponsOf(storeId);
+      expect(run.out.split('\n')).toEqual([
+        `coupon_id      ${row.id}`,
+        `store_id       ${storeId}`,
+        'code           RAMADAN15',
+        'type           percentage',
+        'amount         15.00 %',
+        'status         active',
+        'starts_at      2027-02-07T21:00:00.000Z',
+        'expires_at     2027-03-09T20:59:59.000Z',
+        'usage_limit    500',
+        'minimum_order  200.00 SAR',
+        'free_shipping  no',
+      ]);
+      expect(row).toMatchObject({ code: 'RAMADAN15', type: 'percentage', status: 'active', usage_limit: 500, usage_count: 0 });
+      expect([Number(row.amount_halalas), Number(row.minimum_order_halalas), Number(row.starts_at), Number(row.expires_at)]).toEqual([
+        1500,
+        20_000,
+        Date.parse('2027-02-07T21:00:00Z'),
+        Date.parse('2027-03-09T20:59:59Z'),
+      ]);
+    });
+
+    it('prints one JSON document, the coupon as the store API shows it: a fixed, free-shipping, inactive one without dates or limits', async () => {
+      clock.set('2027-01-26T10:00:00.000Z');
+      const storeId = await newStore();
+      const created = await svcJson(couponArgs(storeId, 'WELCOME50', '--type', 'fixed', '--amount', '50.00', '--free-shipping', '--inactive'));
+      expect(created).toEqual({
+        id: expect.any(Number),
+        code: 'WELCOME50',
+        type: 'fixed',
+        amount: '50.00',
+        status: 'inactive',
+        starts_at: null,
+        expires_at: null,
+        usage_limit: null,
+        usage_count: 0,
+        minimum_order_amount: null,
+        free_shipping: true,
+        created_at: '2027-01-26T10:00:00.000Z',
+        updated_at: '2027-01-26T10:00:00.000Z',
+      });
+      expect((await couponsOf(storeId)).map((row) => [row.id, Number(row.amount_halalas), Boolean(row.free_shipping)])).toEqual([[created.id, 5000, true]]);
+    });
+
+    it('takes a shipping-only coupon of 0.00 with --free-shipping', async () => {
+      const storeId = await newStore();
+      expect(await svcJson(couponArgs(storeId, 'SHIPFREE', '--type', 'fixed', '--amount', '0.00', '--free-shipping'))).toMatchObject({
+        amount: '0.00',
+        free_shipping: true,
+        status: 'active',
+      });
+    });
+
+    it.each<[string, string[], string]>([
+      ['a type that is neither percentage nor fixed', ['--type', 'bogo', '--amount', '15.00'], '--type must be percentage or fixed, not "bogo"'],
+      ['an amount without its decimals', ['--type', 'percentage', '--amount', '15'], '--amount must be an amount with two decimals, like 15.00, not "15"'],
+      ['an amount that is not a number', ['--type', 'fixed', '--amount', 'ten'], '--amount must be an amount with two decimals'],
+      ['a negative amount', ['--type', 'fixed', '--amount', '-5.00'], '--amount must be an amount with two decimals, like 15.00, not "-5.00"'],
+      ['a start that is no date-time', ['--type', 'fixed', '--amount', '5.00', '--starts-at', 'tomorrow'], '--starts-at is not a valid date-time'],
+      [
+        'an expiry on a day that does not exist',
+        ['--type', 'fixed', '--amount', '5.00', '--expires-at', '2027-02-30T00:00:00Z'],
+        '--expires-at is not a date-time that exists',
+      ],
+      [
+        'a usage limit that is not a whole number',
+        ['--type', 'fixed', '--amount', '5.00', '--usage-limit', '2.5'],
+        '--usage-limit must be a whole number, not "2.5"',
+      ],
+      [
+        'a minimum order without decimals',
+        ['--type', 'fixed', '--amount', '5.00', '--minimum-order', '200'],
+        '--minimum-order must be an amount with two decimals',
+      ],
+      ['no --type', ['--amount', '5.00'], 'missing --type'],
+      ['no --amount', ['--type', 'fixed'], 'missing --amount'],
+    ])('is a usage error (exit 2, with the usage) for %s, and creates nothing', async (_why, extra, message) => {
+      const storeId = await newStore();
+      const run = await svc(couponArgs(storeId, 'EID20', ...extra));
+      expect(run).toMatchObject({ code: 2, out: '' });
+      expect(run.err).toContain(`svc: ${message}`);
+      expect(run.err).toContain('usage: svc coupon create --store <storeId> --code <CODE> --type percentage|fixed --amount <amount>');
+      expect(await couponsOf(storeId)).toEqual([]);
+    });
+
+    it('is a usage error (exit 2) for a store id that is not a UUID', async () => {
+      expect(await svc(couponArgs('abc', 'EID20', '--type', 'fixed', '--amount', '5.00'))).toMatchObject({
+        code: 2,
+        err: expect.stringContaining('svc: --store must be a UUID, not "abc"'),
+      });
+    });
+
+    it.each<[string, string, string[], string]>([
+      ['a lower-case code', 'eid20', ['--type', 'fixed', '--amount', '5.00'], '--code must be 3 to 30 upper-case letters, digits, "_" or "-"'],
+      ['a percentage over 100.00', 'EID20', ['--type', 'percentage', '--amount', '100.01'], '--amount must be more than 0.00'],
+      [
+        'a zero amount without free shipping',
+        'EID20',
+        ['--type', 'fixed', '--amount', '0.00'],
+        '--amount must be more than 0.00 (0.00 only with free shipping)',
+      ],
+      [
+        'an expiry before the start',
+        'EID20',
+        ['--type', 'fixed', '--amount', '5.00', '--starts-at', '2027-03-01T00:00:00Z', '--expires-at', '2027-02-01T00:00:00Z'],
+        '--expires-at must be after starts_at',
+      ],
+      [
+        'a usage limit of 0',
+        'EID20',
+        ['--type', 'fixed', '--amount', '5.00', '--usage-limit', '0'],
+        '--usage-limit must be a whole number from 1 to 1000000000',
+      ],
+    ])("is the domain's refusal (exit 1) for %s, naming the flag, and creates nothing", async (_why, code, extra, message) => {
+      const storeId = await newStore();
+      const run = await svc(couponArgs(storeId, code, ...extra));
+      expect(run).toMatchObject({ code: 1, out: '' });
+      expect(run.err.startsWith(`error: coupon not created: ${message}`)).toBe(true);
+      expect(await couponsOf(storeId)).toEqual([]);
+    });
+
+    it('refuses a code the store already has (exit 1) and keeps the first; another store may use it', async () => {
+      const storeId = await newStore();
+      const args = ['--type', 'fixed', '--amount', '5.00'];
+      expect((await svc(couponArgs(storeId, 'EID-20', ...args))).code).toBe(0);
+      const again = await svc(couponArgs(storeId, 'EID-20', '--type', 'percentage', '--amount', '10.00'));
+      expect(again).toEqual({ code: 1, out: '', err: 'error: coupon not created: --code is the code of another coupon of the store' });
+      expect((await couponsOf(storeId)).map((row) => row.type)).toEqual(['fixed']);
+      expect((await svc(couponArgs(await newStore(), 'EID-20', ...args))).code).toBe(0);
+    });
+
+    it('refuses a store that does not exist (exit 1)', async () => {
+      expect(await svc(couponArgs(MISSING_ID, 'EID20', '--type', 'fixed', '--amount', '5.00'))).toEqual({
+        code: 1,
+        out: '',
+        err: `error: No store ${MISSING_ID}`,
+      });
+    });
+  });
+
   describe('command line', () => {
     it('answers an unknown command with the usage on err (exit 2)', async () => {
       const run = await svc(['store', 'frobnicate']);
@@ -464,6 +631,9 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
       expect(all.out).toContain('svc app version add <appId> --redirect-url <url>... --launch-url <url> --required-scopes "<scope> ..."');
       expect(all.out).toContain('svc installation uninstall <installationId>');
       expect(all.out).toContain('svc housekeeping');
+      expect(all.out).toContain(
+        'svc coupon create --store <storeId> --code <CODE> --type percentage|fixed --amount <amount> [--starts-at <date-time>] [--expires-at <date-time>] [--usage-limit <n>] [--minimum-order <amount>] [--free-shipping] [--inactive]',
+      );
       const group = await svc(['help', 'app', 'secret']);
       expect(group.out.match(/svc app secret \w+/g)).toEqual(['svc app secret rotate', 'svc app secret revoke', 'svc app secret list']);
       const one = await svc(['app', 'secret', 'revoke', '--help']);

@@ -4,6 +4,8 @@ import type { Knex } from 'knex';
 import request from 'supertest';
 import { createCategory } from '../../src/domain/catalog/categories/changes';
 import { createPage } from '../../src/domain/content/pages/changes';
+import { abandonCart } from '../../src/domain/storefront/carts/changes';
+import { createCoupon } from '../../src/domain/storefront/coupons/changes';
 import { createCustomer } from '../../src/domain/storefront/customers/changes';
 import { failPayment, fulfilOrder, payOrder, placeOrder } from '../../src/domain/storefront/orders/changes';
 import { writeReview } from '../../src/domain/storefront/reviews/changes';
@@ -38,13 +40,14 @@ const RUNS_PER_OPERATION = Number(process.env.FUZZ_RUNS ?? 30);
 
 const built = (Object.values(operationTable) as OperationEntry[]).filter((entry) => !isNotImplemented(handlers[entry.operationId as keyof typeof handlers]));
 
-/** What a refused request must leave as it was: the catalog's and the pages' rows and versions, and the outbox. */
+/** What a refused request must leave as it was: the catalog's, pages', coupons' and reviews' rows and versions, and the outbox. */
 const SNAPSHOT_SQL = {
   products: 'select count(*) as n, coalesce(sum(resource_version), 0) as v from products',
   categories: 'select count(*) as n, coalesce(sum(resource_version), 0) as v from categories',
   pages: 'select count(*) as n, coalesce(sum(resource_version), 0) as v from pages',
   inventory_adjustments: 'select count(*) as n, 0 as v from inventory_adjustments',
   digital_units: 'select count(*) as n, count(delivered_at) as v from digital_units',
+  coupons: 'select count(*) as n, coalesce(sum(resource_version), 0) as v from coupons',
   outbox_events: 'select count(*) as n, 0 as v from outbox_events',
   reviews: 'select count(*) as n, coalesce(sum(resource_version), 0) as v from reviews',
 };
@@ -74,7 +77,7 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
   let ownClient: AppFixture;
   let oauthClient: AppFixture;
   const tokens = { own: '', otherStore: '', narrow: '', refresh: '' };
-  const ids = { product: 0, category: 0, order: 0, payment: 0, review: 0, page: 0, deletablePage: 0 };
+  const ids = { product: 0, category: 0, order: 0, payment: 0, review: 0, page: 0, deletablePage: 0, cart: 0, coupon: 0 };
   let requestCounter = 0;
 
   beforeAll(async () => {
@@ -108,6 +111,8 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
     });
     await insertDigitalUnits(h.db, store.store.id, orderedCard, ['ORDERED-1']);
     const customer = await createCustomer(h.db, shopper, { name: 'Noura Al-Harbi', email: 'noura@example.com' });
+    // The same shopper's earlier checkout of it, left unfinished, so cart ids reach the handlers.
+    ids.cart = (await abandonCart(h.db, shopper, { customerId: customer.id, items: [{ productId: orderedCard, quantity: 1 }] })).id;
     const order = await placeOrder(h.db, shopper, { customerId: customer.id, items: [{ productId: orderedCard, quantity: 1 }] });
     // A declined attempt first (the order stays pending), so payment ids reach the handlers too.
     ids.payment = (await failPayment(h.db, shopper, order.id, { method: 'cod' })).id;
@@ -120,6 +125,7 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
     // Two pages: one that pages.delete may delete, so the other keeps reaching the other page handlers.
     ids.page = (await createPage(h.db, shopper, { title: 'Shipping policy', slug: 'shipping-policy', body: '<p>Fast.</p>' })).id;
     ids.deletablePage = (await createPage(h.db, shopper, { title: 'Old page' })).id;
+    ids.coupon = (await createCoupon(h.db, shopper, { code: 'FUZZ10', type: 'percentage', amountHalalas: 1000 })).id;
   });
 
   /** The `Authorization` header each caller sends, by the operation's kind of authentication. */
@@ -155,6 +161,8 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
     if (entry.path.includes('/payments/')) return ids.payment;
     if (entry.path.includes('/reviews/')) return ids.review;
     if (entry.path.includes('/pages/')) return entry.operationId === 'pages.delete' ? ids.deletablePage : ids.page;
+    if (entry.path.includes('/abandoned-carts/')) return ids.cart;
+    if (entry.path.includes('/coupons/')) return ids.coupon;
     return ids.product;
   }
 

@@ -26,8 +26,10 @@ export interface VersionedChange<Row extends VersionedRow, Columns> {
   /** Refuses the change for the current row (If-Match), or `anyVersion`. */
   readonly precondition: Precondition<Row>;
   /**
-   * Whether the change would leave the current row as it is (a status it already has): then, once
-   * the precondition passed, nothing is written: no new version, no `updated_at`, no events.
+   * Whether the change would leave the current row as it is, where the operation says asking for
+   * what the row already is changes nothing (a page or coupon set to the status it has): then, once
+   * the precondition passed, nothing is written: no new version, no `updated_at`, no events, and the
+   * current row is the answer.
    */
   readonly unchanged?: (current: Row) => boolean;
   /** The rules of the change: throws to refuse, returns the columns to write. */

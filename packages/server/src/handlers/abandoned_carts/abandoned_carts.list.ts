@@ -1,4 +1,17 @@
-import { notImplemented } from '../../http/handler';
+import { listCarts } from '../../domain/storefront/carts/queries';
+import { pageEnvelope } from '../../http/envelope';
+import { type Handler, listRequestOf, principalOf } from '../../http/handler';
 
-/** `abandoned_carts.list`: GET /stores/{storeId}/v1/abandoned-carts. Not built yet: answers 501 NOT_IMPLEMENTED. */
-export default notImplemented('abandoned_carts.list');
+/**
+ * `abandoned_carts.list`: GET /stores/{storeId}/v1/abandoned-carts. Keyset pages by id, recovered
+ * carts included; contact details need `customers:read`.
+ */
+const abandonedCartsList: Handler<'abandoned_carts.list'> = async (context) => {
+  const { limit, cursor } = context.query;
+  const principal = principalOf(context);
+  const reading = { showContact: principal.scopes.has('customers:read'), now: context.services.clock.now() };
+  const page = await listCarts(context.db, principal.storeId, reading, listRequestOf(context, { limit, cursor }));
+  return { status: 200, body: pageEnvelope(context, page) };
+};
+
+export default abandonedCartsList;

@@ -1,4 +1,15 @@
-import { notImplemented } from '../../http/handler';
+import { listCoupons } from '../../domain/storefront/coupons/queries';
+import { pageEnvelope } from '../../http/envelope';
+import { type Handler, listRequestOf, principalOf } from '../../http/handler';
 
-/** `coupons.list`: GET /stores/{storeId}/v1/coupons. Not built yet: answers 501 NOT_IMPLEMENTED. */
-export default notImplemented('coupons.list');
+/**
+ * `coupons.list`: GET /stores/{storeId}/v1/coupons. Keyset pages by id; the filters (AND) travel in
+ * the cursor, so a cursor only works with the same filters.
+ */
+const couponsList: Handler<'coupons.list'> = async (context) => {
+  const { limit, cursor, ...filters } = context.query;
+  const page = await listCoupons(context.db, principalOf(context).storeId, filters, listRequestOf(context, { limit, cursor }));
+  return { status: 200, body: pageEnvelope(context, page) };
+};
+
+export default couponsList;

@@ -1,6 +1,8 @@
+import { keysetPage, type ListRequest, type Page } from '../../../core/paging';
+import { groupedBy } from '../../../core/records';
 import type { Db } from '../../../db/transactions';
 import type { VersionedResource } from '../../common/versioned';
-import { requireCustomer } from '../customers/queries';
+import { customersById } from '../customers/queries';
 import { type AbandonedCart, type CartItemRow, type CartRow, cartNotFound } from './row';
 import { cartView } from './view';
 
@@ -14,8 +16,59 @@ export async function cartItemsOf(db: Db, storeId: string, cartId: number): Prom
   return (await db<CartItemRow>('abandoned_cart_items').where({ store_id: storeId, cart_id: cartId }).orderBy('id')) as CartItemRow[];
 }
 
-/** The cart as the interface shows it at `now` (its events carry this). */
-export async function cartOf(db: Db, row: CartRow, now: number): Promise<AbandonedCart> {
-  const items = await cartItemsOf(db, row.store_id, row.id);
-  return cartView(row, items, await requireCustomer(db, row.store_id, row.customer_id), now);
+/** What a cart's view depends on besides its row: whether the reader may see contact details, and when it reads. */
+export interface CartReading {
+  showContact: boolean;
+  now: number;
+}
+
+/** Carts with their lines and customers: two reads a page, whatever its size. */
+async function cartsView(db: Db, storeId: string, rows: readonly CartRow[], reading: CartReading): Promise<AbandonedCart[]> {
+  if (rows.length === 0) return [];
+  const cartIds = rows.map((row) => Number(row.id));
+  const [itemRows, customers] = await Promise.all([
+    db<CartItemRow>('abandoned_cart_items').where({ store_id: storeId }).whereIn('cart_id', cartIds).orderBy('id') as Promise<CartItemRow[]>,
+    customersById(
+      db,
+      storeId,
+      rows.map((row) => Number(row.customer_id)),
+    ),
+  ]);
+  const items = groupedBy(itemRows, (item) => Number(item.cart_id));
+  return rows.map((row) => {
+    const customer = customers.get(Number(row.customer_id));
+    if (!customer) throw new Error(`Cart ${row.id} has no customer ${row.customer_id} in its store`);
+    return cartView(row, items.get(Number(row.id)) ?? [], customer, reading.showContact, reading.now);
+  });
+}
+
+async function oneCartView(db: Db, row: CartRow, reading: CartReading): Promise<AbandonedCart> {
+  const [cart] = await cartsView(db, row.store_id, [row], reading);
+  if (!cart) throw new Error(`Cart ${row.id} has no view`);
+  return cart;
+}
+
+/** The cart as the interface shows it at `now`, with contact details (its events carry this). */
+export function cartOf(db: Db, row: CartRow, now: number): Promise<AbandonedCart> {
+  return oneCartView(db, row, { showContact: true, now });
+}
+
+/** The store's cart as the interface shows it, or 404 (another store's too: no existence oracle). */
+export async function getCart(db: Db, storeId: string, id: number, reading: CartReading): Promise<AbandonedCart> {
+  const row = await findCart(db, storeId, id);
+  if (!row) throw cartNotFound();
+  return oneCartView(db, row, reading);
+}
+
+/**
+ * `abandoned_carts.list`: one keyset page of the store's carts by ascending id, recovered ones
+ * included (the spec lists no filter), on the `(store_id, id)` index.
+ */
+export function listCarts(db: Db, storeId: string, reading: CartReading, request: ListRequest): Promise<Page<AbandonedCart>> {
+  const read = (afterId: number | undefined, take: number) => {
+    let query = db<CartRow>('abandoned_carts').where({ store_id: storeId });
+    if (afterId !== undefined) query = query.where('id', '>', afterId);
+    return query.orderBy('id').limit(take) as Promise<CartRow[]>;
+  };
+  return keysetPage(request, { list: 'abandoned_carts.list', storeId, filters: {} }, read, (rows) => cartsView(db, storeId, rows, reading));
 }

@@ -6,12 +6,14 @@ import type { AbandonedCart, CartItemRow, CartRow } from './row';
 
 const MINUTE_MS = 60_000;
 
-/** The cart as the interface shows it; its age is counted at `now`, from when it last changed. */
-export function cartView(row: CartRow, items: readonly CartItemRow[], customer: CustomerRow, now: number): AbandonedCart {
+/**
+ * The cart as the interface shows it, its customer's contact details only when `showContact`; its
+ * age is counted at `now`, from when it last changed.
+ */
+export function cartView(row: CartRow, items: readonly CartItemRow[], customer: CustomerRow, showContact: boolean, now: number): AbandonedCart {
   return {
     id: row.id,
-    // Only events show it today, with contact details as they always had; its reads will pass the token's scope.
-    customer: customerSummaryView(customer, true),
+    customer: customerSummaryView(customer, showContact),
     items: items.map((item) => ({
       product_id: item.product_id,
       name: item.name,

@@ -6,7 +6,7 @@ import { nameKeyOf } from '../../common/text';
 import { changeVersioned, createVersioned } from '../../common/versioned';
 import { divideHalfUp } from '../pricing';
 import { couponResource, findCouponByCode } from './queries';
-import { type CouponRow, type CouponType, couponCodeTaken, couponNotApplicable } from './row';
+import { type CouponRow, type CouponStatus, type CouponType, couponCodeTaken, couponExpired, couponNotApplicable } from './row';
 
 export interface Redemption {
   /** The code as the store wrote it. */
@@ -18,11 +18,16 @@ export interface Redemption {
 /** 100.00 % in the hundredths of a percent percentage coupons store. */
 const WHOLE_PERCENT = 10_000;
 
+/** Whether the coupon is past its `expires_at` at `now` (it applies up to and including that instant). */
+function hasExpired(coupon: CouponRow, now: number): boolean {
+  return coupon.expires_at !== null && now > Number(coupon.expires_at);
+}
+
 /** Why the coupon does not apply to an order of `subtotal` now, or undefined when it does. */
 function refusalOf(coupon: CouponRow, subtotal: number, now: number): string | undefined {
   if (coupon.status !== 'active') return 'it is not active';
   if (coupon.starts_at !== null && now < Number(coupon.starts_at)) return 'it has not started yet';
-  if (coupon.expires_at !== null && now > Number(coupon.expires_at)) return 'it has expired';
+  if (hasExpired(coupon, now)) return 'it has expired';
   if (coupon.usage_limit !== null && coupon.usage_count >= coupon.usage_limit) return 'it has been used as often as it may be';
   if (coupon.minimum_order_halalas !== null && subtotal < Number(coupon.minimum_order_halalas)) return 'the order is below its minimum amount';
   return undefined;
@@ -63,7 +68,7 @@ export interface NewCoupon {
   type: CouponType;
   /** Fixed: halalas off. Percentage: hundredths of a percent (`15.00` % is 1500). */
   amountHalalas: number;
-  status?: 'active' | 'inactive';
+  status?: CouponStatus;
   startsAt?: number | null;
   expiresAt?: number | null;
   usageLimit?: number | null;
@@ -125,6 +130,23 @@ export function createCoupon(db: Db, actor: Actor, coupon: NewCoupon): Promise<C
         minimum_order_halalas: coupon.minimumOrderHalalas ?? null,
         free_shipping: coupon.freeShipping ?? false,
       };
+    },
+  });
+}
+
+/**
+ * `coupons.status`: activates or deactivates the store's coupon and writes nothing else of it.
+ * Setting the status it already has changes nothing (no new version, no new `updated_at`); a coupon
+ * past its expiry cannot be activated (409 COUPON_EXPIRED, the coupon left as it was), though it can
+ * be deactivated. No event, as the interface names none for coupons.
+ */
+export function setCouponStatus(db: Db, actor: Actor, id: number, status: CouponStatus): Promise<CouponRow> {
+  return changeVersioned(db, actor, couponResource, id, {
+    precondition: anyVersion,
+    unchanged: (current) => current.status === status,
+    columns: (current) => {
+      if (status === 'active' && hasExpired(current, actor.now)) throw couponExpired(current);
+      return { status };
     },
   });
 }

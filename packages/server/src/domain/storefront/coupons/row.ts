@@ -1,7 +1,10 @@
 import type { components } from '@svc/contract';
+import { toIso } from '../../../core/clock';
 import { ApiError } from '../../../core/errors';
 
+export type Coupon = components['schemas']['Coupon'];
 export type CouponType = components['schemas']['CouponType'];
+export type CouponStatus = components['schemas']['CouponStatus'];
 
 /** A `coupons` row as both databases return it (SQLite gives `free_shipping` as 0/1). */
 export interface CouponRow {
@@ -12,7 +15,7 @@ export interface CouponRow {
   type: CouponType;
   /** Fixed: halalas off. Percentage: hundredths of a percent (`10.00` % is 1000). */
   amount_halalas: number;
-  status: components['schemas']['CouponStatus'];
+  status: CouponStatus;
   starts_at: number | null;
   expires_at: number | null;
   usage_limit: number | null;
@@ -36,3 +39,7 @@ export const couponCodeTaken = () =>
   new ApiError('VALIDATION_FAILED', 'The request is not valid.', {
     details: [{ location: 'body', field: '/code', message: 'is the code of another coupon of the store' }],
   });
+
+/** Activation refused: the coupon could never apply again, so turning it on would mislead the merchant. */
+export const couponExpired = (coupon: Pick<CouponRow, 'code' | 'expires_at'>) =>
+  new ApiError('COUPON_EXPIRED', `Coupon ${coupon.code} expired at ${toIso(Number(coupon.expires_at))}: it cannot be activated.`);

@@ -1,6 +1,7 @@
 import { ApiError } from '../../../core/errors';
 import { parseDateTimeFilter } from '../../../core/instants';
 import { keysetPage, type ListRequest, type Page } from '../../../core/paging';
+import { groupedBy } from '../../../core/records';
 import type { Db } from '../../../db/transactions';
 import type { VersionedResource } from '../../common/versioned';
 import { customersById } from '../customers/queries';
@@ -84,12 +85,7 @@ function createdRangeOf(filters: OrderFilters): { from?: number; to?: number } {
 /** The lines of these orders, grouped by order (each group in id order). */
 async function itemsByOrder(db: Db, storeId: string, orderIds: readonly number[]): Promise<Map<number, OrderItemRow[]>> {
   const rows = (await db<OrderItemRow>('order_items').where({ store_id: storeId }).whereIn('order_id', orderIds).orderBy('id')) as OrderItemRow[];
-  const groups = new Map<number, OrderItemRow[]>();
-  for (const row of rows) {
-    const orderId = Number(row.order_id);
-    groups.set(orderId, [...(groups.get(orderId) ?? []), row]);
-  }
-  return groups;
+  return groupedBy(rows, (row) => Number(row.order_id));
 }
 
 /** Orders with their lines and customers: two reads a page, whatever its size. */
