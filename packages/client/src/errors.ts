@@ -69,9 +69,12 @@ export class StoreApiError extends Error {
  */
 export class ReauthorizationRequiredError extends StoreApiError {
   override readonly name: string = 'ReauthorizationRequiredError';
+  /** The token operation whose lost pair was recovered (revoked) on the way, if one was. */
+  readonly recoveredOperationId: string | undefined;
 
-  constructor(from: StoreApiError, message = from.message) {
-    super({ status: from.status, code: from.code, message, requestId: from.requestId, error: from.error, cause: from });
+  constructor(from: StoreApiError, options: { message?: string; recoveredOperationId?: string } = {}) {
+    super({ status: from.status, code: from.code, message: options.message ?? from.message, requestId: from.requestId, error: from.error, cause: from });
+    this.recoveredOperationId = options.recoveredOperationId;
   }
 }
 

@@ -88,11 +88,13 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   }
 
   /**
-   * The refresh succeeded but its answer is not here, and the server will not send its pair again.
-   * Lookup tells why: the request never arrived (send it now), it is still running (an identical
-   * request joins it), or the pair went elsewhere; a pair never used is lost (recover it, authorize again).
+   * The refresh may have succeeded without its answer reaching this process, and the server never
+   * sends a pair twice. Lookup tells what happened: the request never arrived (send it now), it is
+   * still running (an identical request joins it), or its pair was issued and never used, which is
+   * lost: the operation is recovered (its tokens revoked, as the spec asks) and the owner must
+   * authorize again. `refusal` is the token endpoint's answer that led here, if it gave one.
    */
-  async function settleThroughLookup(body: TokenRequest, spent: StoredTokens, cause: StoreApiError): Promise<Settled> {
+  async function settleThroughLookup(body: TokenRequest, spent: StoredTokens, refusal: StoreApiError | undefined): Promise<Settled> {
     const elsewhere = await newerInStorage(spent);
     if (elsewhere) return elsewhere;
     let state: string;
@@ -102,41 +104,47 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       if (!(error instanceof StoreApiError)) throw error;
       if (error.code === 'OPERATION_NOT_FOUND') return fresh(await options.oauth.token(body));
       const operationId = error.error?.operation_id;
-      if (error.code === 'RESULT_UNAVAILABLE_REAUTHORIZE' && operationId) await options.oauth.recover(operationId);
-      throw asReauthorization(error);
+      if (error.code !== 'RESULT_UNAVAILABLE_REAUTHORIZE' || !operationId) throw error;
+      await options.oauth.recover(operationId);
+      throw new ReauthorizationRequiredError(refusal ?? error, {
+        message: `The refresh's pair was issued but never arrived; its operation ${operationId} was recovered (its tokens revoked): authorize again.`,
+        recoveredOperationId: operationId,
+      });
     }
     if (state === 'IN_PROGRESS') return fresh(await options.oauth.token(body));
-    throw new ReauthorizationRequiredError(cause, `The refresh's operation is ${state} and its pair is not stored here: authorize again.`);
+    const reason = refusal ?? new StoreApiError({ status: 0, code: 'REFRESH_ALREADY_USED', message: 'The refresh token was spent elsewhere.' });
+    throw new ReauthorizationRequiredError(reason, { message: `The refresh's operation is ${state} and its pair is not stored here: authorize again.` });
   }
 
   /**
-   * The answer was lost (the connection failed after the request was sent). Unless another process
-   * already stored the successor, the identical request is sent again at once: the server treats it
-   * as the same operation and answers the same pair while that pair is unused (for 2 seconds). Only
-   * when that is too late does lookup decide. Lookup first would end the sharing: it marks an unused
-   * pair's operation as lost.
+   * The answer was lost (the connection failed, maybe after the request arrived). The identical
+   * request is sent again at once: the server takes it as the same operation and answers the same
+   * pair while that pair is unused, for 2 seconds. Only when that fails does lookup decide; lookup
+   * first would end the sharing, since it marks the operation of an unused pair as lost.
    */
   async function recoverLostResponse(body: TokenRequest, spent: StoredTokens): Promise<Settled> {
-    const elsewhere = await newerInStorage(spent);
-    if (elsewhere) return elsewhere;
     try {
       return fresh(await options.oauth.token(body));
     } catch (error) {
-      if (error instanceof StoreApiError && (error.code === 'REFRESH_ALREADY_USED' || error.code === 'NETWORK_ERROR')) {
-        return settleThroughLookup(body, spent, error);
-      }
+      if (!(error instanceof StoreApiError)) throw error;
+      if (error.code === 'REFRESH_ALREADY_USED') return settleThroughLookup(body, spent, error);
+      if (error.code === 'NETWORK_ERROR') return settleThroughLookup(body, spent, undefined);
       throw error;
     }
   }
 
   async function obtain(spent: StoredTokens): Promise<Settled> {
+    // Another process of the app may have refreshed first: its successor is in storage, and sending
+    // the spent token again could be taken for reuse (TOKEN_REUSE_DETECTED revokes the grant).
+    const elsewhere = await newerInStorage(spent);
+    if (elsewhere) return elsewhere;
     const body: TokenRequest = { grant_type: 'refresh_token', refresh_token: spent.refresh_token };
     try {
       return fresh(await options.oauth.token(body));
     } catch (error) {
       if (!(error instanceof StoreApiError)) throw error;
       if (error.code === 'NETWORK_ERROR') return recoverLostResponse(body, spent);
-      // Nothing was revoked: another process may hold the successor, or the answer was lost earlier.
+      // Nothing was revoked: another process may hold the successor, or an earlier answer was lost.
       if (error.code === 'REFRESH_ALREADY_USED') return settleThroughLookup(body, spent, error);
       throw error;
     }
