@@ -43,6 +43,21 @@ describe.each(testDatabases())('the client against a real server ($name)', (data
 
   const productNamed = (name: string) => h.db('products').where({ store_id: storeId, name });
 
+  /** Runs `during` while the store is moving (503 STORE_MIGRATING); `endMove` ends it early, else it ends afterwards. */
+  async function whileMoving(during: (endMove: () => Promise<void>) => Promise<void>): Promise<void> {
+    await startStoreMigration(h.services, storeId);
+    let moving = true;
+    const endMove = async () => {
+      if (moving) await endStoreMigration(h.services, storeId);
+      moving = false;
+    };
+    try {
+      await during(endMove);
+    } finally {
+      await endMove();
+    }
+  }
+
   it('sends the bearer token and answers typed data', async () => {
     const spy = recordingFetch();
     const { data, response } = await clientWith({ fetch: spy.fetch }).GET('/stores/{storeId}/v1/me', { params: { path: { storeId } } });
@@ -183,46 +198,39 @@ describe.each(testDatabases())('the client against a real server ($name)', (data
     });
 
     it('a 503 while the store moves is retried after its Retry-After, with the same key', async () => {
-      await startStoreMigration(h.services, storeId);
-      const { waits, sleep } = recordingSleep(async () => {
-        await endStoreMigration(h.services, storeId);
+      await whileMoving(async (endMove) => {
+        const { waits, sleep } = recordingSleep(endMove);
+        const spy = recordingFetch();
+        const { response } = await clientWith({ fetch: spy.fetch, retry: { sleep } }).POST('/stores/{storeId}/v1/products', {
+          params: { path: { storeId } },
+          body: { name: 'After the move', product_kind: 'physical' },
+        });
+        expect(response.status).toBe(201);
+        expect(waits).toEqual([30_000]);
+        expect(spy.sent).toHaveLength(2);
+        expect(spy.sent[1]!.headers.get('idempotency-key')).toBe(spy.sent[0]!.headers.get('idempotency-key'));
+        expect(await productNamed('After the move')).toHaveLength(1);
       });
-      const spy = recordingFetch();
-      const { response } = await clientWith({ fetch: spy.fetch, retry: { sleep } }).POST('/stores/{storeId}/v1/products', {
-        params: { path: { storeId } },
-        body: { name: 'After the move', product_kind: 'physical' },
-      });
-      expect(response.status).toBe(201);
-      expect(waits).toEqual([30_000]);
-      expect(spy.sent).toHaveLength(2);
-      expect(spy.sent[1]!.headers.get('idempotency-key')).toBe(spy.sent[0]!.headers.get('idempotency-key'));
-      expect(await productNamed('After the move')).toHaveLength(1);
     });
 
     it('gives up after the bounded retries with the last answer', async () => {
-      await startStoreMigration(h.services, storeId);
-      try {
+      await whileMoving(async () => {
         const { waits, sleep } = recordingSleep();
         const error = await failureOf(() => clientWith({ retry: { sleep, maxRetries: 2 } }).GET('/stores/{storeId}/v1/me', { params: { path: { storeId } } }));
         expect({ status: error.status, code: error.code }).toEqual({ status: 503, code: 'STORE_MIGRATING' });
         expect(waits).toEqual([30_000, 30_000]);
-      } finally {
-        await endStoreMigration(h.services, storeId);
-      }
+      });
     });
 
     it('does not wait longer than the policy allows: a Retry-After beyond it is thrown at once', async () => {
-      await startStoreMigration(h.services, storeId);
-      try {
+      await whileMoving(async () => {
         const { waits, sleep } = recordingSleep();
         const error = await failureOf(() =>
           clientWith({ retry: { sleep, maxDelayMs: 10_000 } }).GET('/stores/{storeId}/v1/me', { params: { path: { storeId } } }),
         );
         expect(error.code).toBe('STORE_MIGRATING');
         expect(waits).toEqual([]);
-      } finally {
-        await endStoreMigration(h.services, storeId);
-      }
+      });
     });
 
     it('a 429 without Retry-After backs off exponentially, with jitter inside each step', async () => {
