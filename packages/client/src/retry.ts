@@ -31,7 +31,8 @@ export function retryAfterMs(header: string | null, now = Date.now()): number | 
   if (header === null) return undefined;
   const value = header.trim();
   if (/^\d+$/.test(value)) return Number(value) * 1000;
-  const date = Date.parse(value);
+  // Every HTTP-date form starts with the day's name; Date.parse alone takes "-5" for a year.
+  const date = /^[A-Za-z]/.test(value) ? Date.parse(value) : Number.NaN;
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 

@@ -21,7 +21,7 @@ const packagesDir = path.resolve(__dirname, '..', '..');
 const TYPESCRIPT = '5.9.3';
 
 const CONSUMER = `import { createStoreClient, StoreApiError, type Product } from '@svc/client';
-import { operationTable } from '@svc/contract';
+import { bundledSpecPath, operationTable } from '@svc/contract';
 
 declare const process: { argv: string[] };
 
@@ -44,6 +44,7 @@ async function main(): Promise<void> {
     store: data.data.store.id,
     missing,
     createTakesKey: operationTable['products.create'].requiresIdempotencyKey,
+    spec: bundledSpecPath,
   }));
 }
 
@@ -158,6 +159,8 @@ describe.each(testDatabases())('a consumer of the packed packages against a real
     const compiled = path.join(project, kind, 'dist', 'consumer.js');
     expect(fs.readFileSync(compiled, 'utf8')).toContain(kind === 'module' ? "from '@svc/client'" : 'require("@svc/client")');
     const { stdout } = await run('node', [compiled, server.origin, storeId, accessToken], { cwd: project });
-    expect(JSON.parse(stdout)).toEqual({ names, store: storeId, missing: '404 NOT_FOUND', createTakesKey: true });
+    const answer = JSON.parse(stdout);
+    expect(answer).toEqual({ names, store: storeId, missing: '404 NOT_FOUND', createTakesKey: true, spec: expect.any(String) });
+    expect(fs.realpathSync(answer.spec)).toBe(fs.realpathSync(path.join(project, 'node_modules', '@svc', 'contract', 'openapi.json')));
   });
 });
