@@ -19,6 +19,7 @@ import { requestContext, requestIdOf } from './http/request-context';
 import { type Logger, noteErrorAnswer, requestLog, silentLogger } from './http/request-log';
 import { operationRouter } from './http/router';
 import { inSeries, underPath } from './http/series';
+import { specDocument } from './http/spec-document';
 import type { Services } from './platform/services';
 
 export const docsSiteDir = path.resolve(__dirname, '..', '..', '..', 'docs', 'site');
@@ -60,6 +61,7 @@ export function createApp({ config, services, handlers = generatedHandlers, logg
   app.use(requestLog(logger));
   if (config.validateResponses) app.use(requireDocumentedStatuses());
   app.use('/docs', docsSite());
+  app.get('/openapi.json', specDocument());
   app.use('/dashboard', dashboardRouter(services));
   // Body parsing, the NUL guard and spec validation run as one layer (see inSeries).
   app.use(

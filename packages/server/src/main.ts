@@ -30,6 +30,7 @@ async function main(): Promise<void> {
     console.log(`Store API  ${base}/stores/{storeId}/v1   (${describeDatabase(config)})`);
     console.log(`OAuth      ${base}/oauth/authorize`);
     console.log(`API docs   ${base}/docs`);
+    console.log(`OpenAPI    ${base}/openapi.json`);
     console.log(`Dashboard  ${base}/dashboard`);
     if (demo && demoTokens) printDemo(base, demo, demoTokens);
   });
