@@ -7,8 +7,8 @@ import { bufferedOutput, createLogger } from './http/request-log';
 import { runHousekeeping, scheduleHousekeeping } from './jobs/housekeeping';
 import { installDirectly } from './oauth/direct-install';
 import type { TokenResponse } from './oauth/token-endpoint';
-import { createServices } from './platform/services';
 import type { Deps } from './platform/services';
+import { createServices } from './platform/services';
 import { DEMO_ACTIVITY, DEMO_OWNER, type DemoSeed, seedDemo, simulateDemoActivity } from './seeds/demo';
 
 async function main(): Promise<void> {
