@@ -107,7 +107,7 @@ describe.each(testDatabases())('the store simulator on $name', (testDatabase) =>
     first = await simulatedStore(RUN.seed);
     again = await simulatedStore(RUN.seed);
     otherSeed = await simulatedStore(RUN.seed + 1);
-  }, 120_000);
+  }, 300_000);
 
   const rowsOf = (table: string, storeId: string) => h.db(table).where({ store_id: storeId });
 
