@@ -6,14 +6,23 @@ export interface ReadyMessage {
   port: number;
 }
 
-/** The store API server is listening with its seeded store and an installed app. */
-export interface StoreReadyMessage extends ReadyMessage {
+/** What the bench's store holds (kept between runs with its SQLite file). */
+export interface BenchData {
   storeId: string;
-  accessToken: string;
+  ownerId: string;
   /** The lowest and highest product id of the seeded store. */
   productIds: { first: number; last: number };
-  /** How long seeding the products took. */
+  /** How long seeding the products took when the store was built. */
   seedMs: number;
+  /** The simulated orders (none when BENCH_ORDERS is 0): how many, their days (epoch ms, `to` exclusive), how long the simulation took. */
+  orders: { count: number; from: number; to: number; simulationMs: number } | undefined;
+}
+
+/** The store API server is listening with its store and an installed app. */
+export interface StoreReadyMessage extends ReadyMessage, BenchData {
+  accessToken: string;
+  /** Whether this run built the store (else it was kept from an earlier run). */
+  built: boolean;
 }
 
 /** A fresh access token (tokens live 900 s; long runs ask again before each case). */

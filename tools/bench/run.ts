@@ -11,11 +11,14 @@ import type { ChildMessage, ParentMessage, ReadyMessage, StoreReadyMessage } fro
  * Two server processes (the real server over SQLite with a store of BENCH_PRODUCTS products, and a
  * bare Express 5 app), the load generator (autocannon) here in the parent: on two cores, each
  * server gets one and the client the other. Every case is warmed up first, then measured. The bench
- * reports; it asserts nothing and exits 0 (1 only when it cannot run at all).
+ * reports the figures and its targets without asserting them; it exits 1 when it cannot run, or when
+ * a case does not answer 200 (that case gets no figure: an error's speed means nothing).
  *
  * Environment: BENCH_SECONDS (10) per measured run, BENCH_WARMUP_SECONDS (3), BENCH_CONNECTIONS
- * (10), BENCH_PRODUCTS (100000), BENCH_PROFILE=<dir> (CPU profiles of the servers over each
- * measured run), BENCH_CASES=hello,products.get,… (only these), BENCH_JSON=<file> (the figures as JSON).
+ * (10), BENCH_PRODUCTS (100000), BENCH_ORDERS (100000, simulated over 90 days; the store is built
+ * once and kept under BENCH_DATA_DIR, `data/bench`), BENCH_PROFILE=<dir> (CPU profiles of the
+ * servers over each measured run), BENCH_CASES=hello,products.get,… (only these), BENCH_JSON=<file>
+ * (the figures as JSON).
  */
 
 function numberFromEnv(name: string, fallback: number): number {
@@ -30,6 +33,7 @@ const SECONDS = numberFromEnv('BENCH_SECONDS', 10);
 const WARMUP_SECONDS = numberFromEnv('BENCH_WARMUP_SECONDS', Math.min(3, SECONDS));
 const CONNECTIONS = Math.round(numberFromEnv('BENCH_CONNECTIONS', 10));
 const PRODUCTS = Math.round(numberFromEnv('BENCH_PRODUCTS', 100_000));
+const ORDERS = process.env.BENCH_ORDERS === '0' ? 0 : Math.round(numberFromEnv('BENCH_ORDERS', 100_000));
 const PROFILE_DIR = process.env.BENCH_PROFILE ? path.resolve(process.env.BENCH_PROFILE) : undefined;
 /** Only these cases (comma-separated names), e.g. `hello,products.get` while profiling. */
 const CASES = process.env.BENCH_CASES ? new Set(process.env.BENCH_CASES.split(',').map((name) => name.trim())) : undefined;
@@ -140,11 +144,15 @@ function load(benchCase: Case, seconds: number): Promise<autocannon.Result> {
   });
 }
 
+/** Cases that did not answer 200, with what they answered: they get no figure, and the bench exits 1. */
+const failures: string[] = [];
+
 async function check(benchCase: Case): Promise<number> {
   const response = await fetch(benchCase.server.base + benchCase.nextPath(), { headers: benchCase.headers });
   if (response.status !== 200) {
     const body = await response.text();
-    console.warn(`  ! ${benchCase.name} answers ${response.status}: ${body.slice(0, 200)}`);
+    failures.push(`${benchCase.name} answers ${response.status}: ${body.slice(0, 200)}`);
+    console.error(`  ! ${benchCase.name} answers ${response.status}, not 200: not measured`);
   }
   return response.status;
 }
@@ -172,6 +180,7 @@ async function serverCpu(server: Child<ReadyMessage>): Promise<number> {
 async function measure(benchCase: Case): Promise<Figures | undefined> {
   if (CASES && !CASES.has(benchCase.name)) return undefined;
   const status = await check(benchCase);
+  if (status !== 200) return undefined;
   process.stdout.write(`  ${benchCase.name.padEnd(22)} warm-up ${WARMUP_SECONDS} s, `);
   await load(benchCase, WARMUP_SECONDS);
   process.stdout.write(`measure ${SECONDS} s … `);
@@ -273,10 +282,12 @@ function verdicts(byName: Map<string, Figures>): Verdict[] {
 }
 
 function printTable(figures: Figures[], checks: Verdict[]): void {
+  const hello = figures.find((f) => f.name === 'hello');
   const rows = figures.map((f) => [
     f.label,
     String(f.status),
     Math.round(f.requestsPerSecond).toString(),
+    hello && f !== hello ? fixed(ratio(f.requestsPerSecond, hello.requestsPerSecond)) : '',
     fixed(f.latencyP50),
     fixed(f.latencyP99),
     `${Math.round(100 * f.serverCpu)} %`,
@@ -285,7 +296,7 @@ function printTable(figures: Figures[], checks: Verdict[]): void {
     f.otherCpu === undefined ? 'n/a' : `${Math.round(100 * f.otherCpu)} %`,
     f.non2xx + f.errors > 0 ? `${f.non2xx} non-2xx, ${f.errors} errors` : '',
   ]);
-  const header = ['case', 'status', 'req/s', 'p50 ms', 'p99 ms', 'server CPU', 'server CPU ms/req', 'client CPU', 'others CPU', 'problems'];
+  const header = ['case', 'status', 'req/s', '÷ hello', 'p50 ms', 'p99 ms', 'server CPU', 'server CPU ms/req', 'client CPU', 'others CPU', 'problems'];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
   const line = (cells: string[]) =>
     cells
@@ -296,7 +307,8 @@ function printTable(figures: Figures[], checks: Verdict[]): void {
   console.log(widths.map((width) => '-'.repeat(width)).join('  '));
   for (const row of rows) console.log(line(row));
   console.log();
-  console.log("CPU: time used over the run, 100 % = one core busy throughout (ms/req: the server's CPU time per request);");
+  console.log("÷ hello: the case's req/s over the bare Express route's. CPU: time used over the run, 100 % = one core busy throughout");
+  console.log("(ms/req: the server's CPU time per request);");
   console.log('"others": the other processes of the machine (noise).');
   const disturbed = figures.filter((f) => (f.otherCpu ?? 0) > 0.1).map((f) => f.name);
   if (disturbed.length > 0) console.warn(`! other processes used the CPUs during ${disturbed.join(', ')}: run again on a quiet machine`);
@@ -318,10 +330,13 @@ async function main(): Promise<void> {
   let api: Child<StoreReadyMessage> | undefined;
   try {
     hello = await startChild('hello.ts');
-    console.log(`Seeding ${PRODUCTS} products on SQLite …`);
-    api = await startChild<StoreReadyMessage>('server.ts', { BENCH_PRODUCTS: String(PRODUCTS) });
-    const { storeId, productIds } = api.ready;
-    console.log(`Seeded in ${(api.ready.seedMs / 1000).toFixed(1)} s (ids ${productIds.first}–${productIds.last}); store ${storeId}`);
+    console.log(`Store: ${PRODUCTS} products and ${ORDERS} simulated orders on SQLite …`);
+    api = await startChild<StoreReadyMessage>('server.ts', { BENCH_PRODUCTS: String(PRODUCTS), BENCH_ORDERS: String(ORDERS) });
+    const { storeId, productIds, orders } = api.ready;
+    const simulated = orders ? `, ${orders.count} orders simulated in ${(orders.simulationMs / 1000).toFixed(0)} s` : '';
+    console.log(
+      `${api.ready.built ? 'Built' : 'Kept from an earlier run'}: products seeded in ${(api.ready.seedMs / 1000).toFixed(1)} s (ids ${productIds.first}–${productIds.last})${simulated}; store ${storeId}`,
+    );
 
     let accessToken = api.ready.accessToken;
     const auth = () => ({ authorization: `Bearer ${accessToken}` });
@@ -382,6 +397,26 @@ async function main(): Promise<void> {
       }
     }
 
+    if (orders) {
+      await run({
+        name: 'orders.list',
+        label: `GET /orders?limit=${PAGE_LIMIT} (of ${orders.count})`,
+        server,
+        nextPath: () => `/stores/${storeId}/v1/orders?limit=${PAGE_LIMIT}`,
+        authenticated: true,
+      });
+      // The simulated days, as dates of the store's time zone: the first, and the last (`to` is the midnight after it).
+      const day = (instant: number) => new Intl.DateTimeFormat('en-CA', { timeZone: 'Asia/Riyadh' }).format(instant);
+      const range = new URLSearchParams({ from: day(orders.from), to: day(orders.to - 1) }).toString();
+      await run({
+        name: 'analytics.overview',
+        label: `GET /analytics/overview?${range}`,
+        server,
+        nextPath: () => `/stores/${storeId}/v1/analytics/overview?${range}`,
+        authenticated: true,
+      });
+    }
+
     const checks = verdicts(new Map(figures.map((f) => [f.name, f])));
     printTable(figures, checks);
     if (PROFILE_DIR)
@@ -394,9 +429,22 @@ async function main(): Promise<void> {
         platform: `${os.type()} ${os.release()}`,
         memoryGiB: Math.round(os.totalmem() / 2 ** 30),
       };
-      const settings = { seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, connections: CONNECTIONS, products: PRODUCTS, seedMs: Math.round(api.ready.seedMs) };
-      fs.writeFileSync(JSON_FILE, `${JSON.stringify({ at: new Date().toISOString(), machine, settings, figures, checks }, null, 2)}\n`);
+      const settings = {
+        seconds: SECONDS,
+        warmupSeconds: WARMUP_SECONDS,
+        connections: CONNECTIONS,
+        products: PRODUCTS,
+        orders: ORDERS,
+        seedMs: Math.round(api.ready.seedMs),
+        simulationMs: orders ? Math.round(orders.simulationMs) : undefined,
+      };
+      fs.writeFileSync(JSON_FILE, `${JSON.stringify({ at: new Date().toISOString(), machine, settings, figures, checks, failures }, null, 2)}\n`);
       console.log(`Figures written to ${JSON_FILE}`);
+    }
+    if (failures.length > 0) {
+      console.error(`\n! ${failures.length} case(s) did not answer 200 and have no figure:`);
+      for (const failure of failures) console.error(`  ${failure}`);
+      process.exitCode = 1;
     }
   } finally {
     await Promise.all([stopChild(hello), stopChild(api)]);

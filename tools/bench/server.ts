@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,6 +6,7 @@ import { createApp } from '../../packages/server/src/app';
 import { systemClock } from '../../packages/server/src/core/clock';
 import { createDatabase } from '../../packages/server/src/db/connection';
 import { migrateToLatest } from '../../packages/server/src/db/migrate';
+import { migrations } from '../../packages/server/src/db/migrations';
 import { bufferedOutput, createLogger } from '../../packages/server/src/http/request-log';
 import { validateAuthorization } from '../../packages/server/src/oauth/authorize';
 import { answerConsent, rememberAuthorization } from '../../packages/server/src/oauth/consent';
@@ -15,16 +16,110 @@ import { addVersion, registerApp } from '../../packages/server/src/platform/apps
 import { createServices, type Services } from '../../packages/server/src/platform/services';
 import { createStore } from '../../packages/server/src/platform/stores';
 import { seedCatalogForBench } from '../../packages/server/src/seeds/demo-catalog';
+import { simulateStore } from '../../packages/server/src/seeds/simulation/run';
 import { failStart, listen, portOf, serveBench, tellParent } from './child';
+import type { BenchData } from './protocol';
 
 /**
  * The real server, as production runs it (no response validation, internal errors hidden, a line
- * logged per request), on a fresh SQLite file in a temporary directory, with one store of
- * BENCH_PRODUCTS products and an installed app holding `products:read`. Rate limits are raised so that they never trigger.
- * Run in its own process by tools/bench/run.ts.
+ * logged per request), on an SQLite file in a temporary directory holding one store of
+ * BENCH_PRODUCTS products and BENCH_ORDERS orders simulated over 90 days (`svc simulate`), and an
+ * installed app holding `products:read`, `orders:read` and `analytics:read`. Rate limits are raised
+ * so that they never trigger. Run in its own process by tools/bench/run.ts.
+ *
+ * Simulating 100,000 orders takes many minutes, so the store is built once and kept under
+ * BENCH_DATA_DIR (`data/bench`), keyed by its sizes, its seed and everything that shapes it (the
+ * migrations, the seeds and the storefront's domain); each run copies it to the temporary directory.
  */
 const REDIRECT_URI = 'http://localhost:8787/callback';
 const UNLIMITED = 1_000_000_000;
+const SCOPES = ['products:read', 'orders:read', 'analytics:read'];
+const SIMULATION = { days: 90, seed: 1 };
+const REPOSITORY = path.resolve(__dirname, '..', '..');
+const SERVER_SOURCES = path.join(REPOSITORY, 'packages', 'server', 'src');
+/** What the kept store is built by: a change to any of them builds it again. */
+const SHAPING_SOURCES = ['seeds', path.join('domain', 'storefront'), path.join('domain', 'catalog', 'inventory')];
+
+function sourcesOf(directory: string): string[] {
+  return fs
+    .readdirSync(directory, { withFileTypes: true })
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .flatMap((entry) => (entry.isDirectory() ? sourcesOf(path.join(directory, entry.name)) : [path.join(directory, entry.name)]));
+}
+
+/** The kept store's name: its sizes and seed, and a hash of the migrations and the code that builds it. */
+function keptStoreName(products: number, orders: number): string {
+  const hash = createHash('sha256');
+  hash.update(migrations.map((migration) => migration.name).join(','));
+  for (const file of SHAPING_SOURCES.flatMap((source) => sourcesOf(path.join(SERVER_SOURCES, source)))) hash.update(fs.readFileSync(file));
+  return `store-p${products}-o${orders}-d${SIMULATION.days}-s${SIMULATION.seed}-${hash.digest('hex').slice(0, 12)}`;
+}
+
+/** Builds the store (catalog, then simulated orders) in `file`, and says what it holds. */
+async function buildStore(dataDir: string, sqliteFile: string, products: number, orders: number): Promise<BenchData> {
+  const db = createDatabase({ databaseUrl: undefined, dataDir }, { sqliteFile });
+  try {
+    await migrateToLatest(db);
+    const deps = { db, clock: systemClock };
+    const { store, owner } = await createStore(deps, {
+      name: 'Bench Store',
+      domain: 'bench-store.example',
+      owner: { email: 'owner@bench-store.example', name: 'Bench Owner', password: randomBytes(16).toString('base64url') },
+    });
+    let started = performance.now();
+    await seedCatalogForBench(db, store.id, products);
+    const seedMs = performance.now() - started;
+    const bounds = await db('products').where({ store_id: store.id }).min({ first: 'id' }).max({ last: 'id' }).first();
+    started = performance.now();
+    let shown = 0;
+    const summary =
+      orders > 0
+        ? await simulateStore(deps, {
+            storeId: store.id,
+            orders,
+            ...SIMULATION,
+            onProgress: (done, total) => {
+              if (done < total && done - shown < total / 10) return;
+              shown = done;
+              console.log(
+                `  simulated ${Math.floor((100 * done) / total)} % (${done} of ${total} steps) in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+              );
+            },
+          })
+        : undefined;
+    const simulationMs = performance.now() - started;
+    await db.raw('pragma wal_checkpoint(truncate)');
+    return {
+      storeId: store.id,
+      ownerId: owner.id,
+      productIds: { first: Number(bounds?.first), last: Number(bounds?.last) },
+      seedMs,
+      orders: summary ? { count: summary.orders, from: summary.from, to: summary.to, simulationMs } : undefined,
+    };
+  } finally {
+    await db.destroy();
+  }
+}
+
+/** The kept store for these sizes, built first if there is none: its SQLite file and what it holds. */
+async function keptStore(products: number, orders: number): Promise<{ file: string; data: BenchData; built: boolean }> {
+  const keptDir = path.resolve(process.env.BENCH_DATA_DIR ?? path.join(REPOSITORY, 'data', 'bench'));
+  const name = keptStoreName(products, orders);
+  const file = path.join(keptDir, `${name}.sqlite`);
+  const about = path.join(keptDir, `${name}.json`);
+  if (fs.existsSync(file) && fs.existsSync(about)) return { file, data: JSON.parse(fs.readFileSync(about, 'utf8')) as BenchData, built: false };
+  fs.mkdirSync(keptDir, { recursive: true });
+  console.log(`Building the bench store (${products} products, ${orders} orders over ${SIMULATION.days} days); kept as ${file}`);
+  const buildDir = fs.mkdtempSync(path.join(keptDir, 'building-'));
+  try {
+    const data = await buildStore(buildDir, 'bench.sqlite', products, orders);
+    fs.renameSync(path.join(buildDir, 'bench.sqlite'), file);
+    fs.writeFileSync(about, `${JSON.stringify(data, null, 2)}\n`);
+    return { file, data, built: true };
+  } finally {
+    fs.rmSync(buildDir, { recursive: true, force: true });
+  }
+}
 
 /** Installs the app on the store through the OAuth domain functions and returns its first token pair. */
 async function install(services: Services, storeId: string, ownerId: string, clientId: string) {
@@ -37,7 +132,7 @@ async function install(services: Services, storeId: string, ownerId: string, cli
     state: randomBytes(12).toString('base64url'),
     code_challenge: s256(verifier),
     code_challenge_method: 'S256',
-    scope: 'products:read',
+    scope: SCOPES.join(' '),
   });
   const requestId = await rememberAuthorization(services, 'bench-session', ownerId, request);
   const outcome = await answerConsent(services, { requestId, sessionHash: 'bench-session', approve: true, optionalScopesKept: [] });
@@ -49,7 +144,10 @@ async function install(services: Services, storeId: string, ownerId: string, cli
 
 async function main(): Promise<void> {
   const products = Number(process.env.BENCH_PRODUCTS ?? 100_000);
+  const orders = Number(process.env.BENCH_ORDERS ?? 100_000);
+  const kept = await keptStore(products, orders);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
+  fs.copyFileSync(kept.file, path.join(dataDir, 'bench.sqlite'));
   const db = createDatabase({ databaseUrl: undefined, dataDir }, { sqliteFile: 'bench.sqlite' });
   // The process exits right after: requests still queued for the database when the load stops must
   // not meet a destroyed pool, so the pool is left to die with the process.
@@ -57,24 +155,16 @@ async function main(): Promise<void> {
   try {
     await migrateToLatest(db);
     const services = createServices({ db, clock: systemClock, rateLimits: { perInstallation: UNLIMITED, perClient: UNLIMITED } });
-    const { store, owner } = await createStore(services, {
-      name: 'Bench Store',
-      domain: 'bench-store.example',
-      owner: { email: 'owner@bench-store.example', name: 'Bench Owner', password: randomBytes(16).toString('base64url') },
-    });
-    const started = performance.now();
-    await seedCatalogForBench(db, store.id, products);
-    const seedMs = performance.now() - started;
-    const bounds = await db('products').where({ store_id: store.id }).min({ first: 'id' }).max({ last: 'id' }).first();
+    const { storeId, ownerId } = kept.data;
 
     const { app: client } = await registerApp(services, { name: 'Bench App' });
     await addVersion(services, client.id, {
       redirectUrls: [REDIRECT_URI],
       launchUrl: 'http://localhost:8787/launch',
-      requiredScopes: ['products:read'],
+      requiredScopes: SCOPES,
       optionalScopes: [],
     });
-    let tokens = await install(services, store.id, owner.id, client.id);
+    let tokens = await install(services, storeId, ownerId, client.id);
 
     // Each request's line is written as in production, to nowhere: its cost is part of what is measured.
     const logger = createLogger({ level: 'info', environment: 'production' }, bufferedOutput(os.devNull));
@@ -87,14 +177,7 @@ async function main(): Promise<void> {
         return tokens.access_token;
       },
     });
-    tellParent({
-      type: 'ready',
-      port: portOf(server),
-      storeId: store.id,
-      accessToken: tokens.access_token,
-      productIds: { first: Number(bounds?.first), last: Number(bounds?.last) },
-      seedMs,
-    });
+    tellParent({ type: 'ready', port: portOf(server), accessToken: tokens.access_token, ...kept.data, built: kept.built });
   } catch (error) {
     await db.destroy().catch(() => undefined);
     await close();

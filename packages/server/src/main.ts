@@ -8,8 +8,9 @@ import { bufferedOutput, createLogger } from './http/request-log';
 import { runHousekeeping, scheduleHousekeeping } from './jobs/housekeeping';
 import { installDirectly } from './oauth/direct-install';
 import type { TokenResponse } from './oauth/token-endpoint';
+import type { Deps } from './platform/services';
 import { createServices } from './platform/services';
-import { DEMO_OWNER, type DemoSeed, seedDemo } from './seeds/demo';
+import { DEMO_ACTIVITY, DEMO_OWNER, type DemoSeed, seedDemo, simulateDemoActivity } from './seeds/demo';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -32,7 +33,10 @@ async function main(): Promise<void> {
     console.log(`API docs   ${base}/docs`);
     console.log(`OpenAPI    ${base}/openapi.json`);
     console.log(`Dashboard  ${base}/dashboard`);
-    if (demo && demoTokens) printDemo(base, demo, demoTokens);
+    if (demo && demoTokens) {
+      printDemo(base, demo, demoTokens);
+      void simulateDemo(services, base, demo, demoTokens);
+    }
   });
   answerClientErrors(server);
   const housekeeping = scheduleHousekeeping(() => runHousekeeping(services), {
@@ -46,8 +50,18 @@ async function main(): Promise<void> {
   process.once('SIGTERM', stop);
 }
 
-/** The demo app is installed at first start with these, so the products can be read at once. */
-const DEMO_SCOPES = ['products:read', 'categories:read', 'inventory:read'];
+/** The demo app is installed at first start with these, so the catalog and the simulated activity can be read at once. */
+const DEMO_SCOPES = [
+  'products:read',
+  'categories:read',
+  'inventory:read',
+  'orders:read',
+  'payments:read',
+  'carts:read',
+  'coupons:read',
+  'reviews:read',
+  'analytics:read',
+];
 
 /** Printed once, by the start that seeded the demo: the secret and tokens are not kept anywhere in clear. */
 function printDemo(base: string, demo: DemoSeed, tokens: TokenResponse): void {
@@ -55,6 +69,27 @@ function printDemo(base: string, demo: DemoSeed, tokens: TokenResponse): void {
   console.log(`Demo app   client_id ${demo.app.id}  client_secret ${demo.clientSecret}  (shown once)`);
   console.log(`Try it     curl -H 'Authorization: Bearer ${tokens.access_token}' '${base}/stores/${demo.store.id}/v1/products?limit=3'`);
   console.log(`           (valid ${tokens.expires_in} s; later: npx -y pnpm@10 -s svc installation create ${demo.app.id} ${demo.store.id})`);
+}
+
+/**
+ * The demo store's history, simulated once, at the start that created the store. It runs after the
+ * server listens (a few seconds; longer on a busy machine), in batches between which requests are
+ * answered, so a newcomer can read the catalog at once and the orders moments later.
+ */
+async function simulateDemo(deps: Deps, base: string, demo: DemoSeed, tokens: TokenResponse): Promise<void> {
+  const { days, orders } = DEMO_ACTIVITY;
+  console.log(`Demo       simulating ${orders} orders over the last ${days} days of the demo store (the API answers meanwhile) …`);
+  const started = performance.now();
+  try {
+    const summary = await simulateDemoActivity(deps, demo.store.id);
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    console.log(
+      `Demo       ${summary.orders} orders (${summary.paid} paid, ${summary.refunded} refunded, ${summary.cancelled} cancelled), ${summary.carts} carts, ${summary.reviews} reviews in ${seconds} s`,
+    );
+    console.log(`Orders     curl -H 'Authorization: Bearer ${tokens.access_token}' '${base}/stores/${demo.store.id}/v1/orders?limit=3'`);
+  } catch (error) {
+    console.error(`Demo       the simulation stopped: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 main().catch((error: unknown) => {

@@ -23,6 +23,7 @@ import { listInstallations, uninstall } from '../platform/installations';
 import type { Deps } from '../platform/services';
 import type { Store } from '../platform/stores';
 import { createStore, endStoreMigration, findOwnerByEmail, findStore, listStores, PlatformError, startStoreMigration } from '../platform/stores';
+import { SIMULATION_BOUNDS, simulateStore } from '../seeds/simulation/run';
 import {
   appJson,
   installationJson,
@@ -33,6 +34,8 @@ import {
   type Report,
   secretJson,
   secretStatus,
+  simulationFacts,
+  simulationJson,
   storeJson,
   table,
   versionJson,
@@ -45,6 +48,8 @@ export interface CliIo {
   readonly err: (line: string) => void;
   /** Where `SVC_OWNER_PASSWORD` is read from; `process.env` unless a test gives its own. */
   readonly env?: NodeJS.ProcessEnv;
+  /** Told how far a long command is (work done, of all): `svc` draws a bar when stderr is a terminal. */
+  readonly progress?: ((done: number, total: number) => void) | undefined;
 }
 
 /** A malformed argument found while running (an id that is not a UUID): exit 2 like a parse error. */
@@ -64,6 +69,9 @@ interface Context {
   /** A positional id: checked to be a UUID, so PostgreSQL's uuid columns never see anything else. */
   id(arg: string): string;
   optionalId(option: string): string | undefined;
+  /** A required flag's whole number within bounds. */
+  wholeNumber(option: string, bounds: { min: number; max: number }): number;
+  readonly progress?: ((done: number, total: number) => void) | undefined;
 }
 
 interface Command extends CommandSpec {
@@ -100,6 +108,13 @@ function contextFor({ command, args, values }: Invocation<Command>, io: CliIo): 
       const value = option(name);
       return value === undefined ? undefined : checkUuid(value, `--${name}`);
     },
+    wholeNumber(name, { min, max }) {
+      const value = option(name) ?? '';
+      const number = /^[0-9]{1,16}$/.test(value) ? Number(value) : Number.NaN;
+      if (!(number >= min && number <= max)) throw new UsageError(`--${name} must be a whole number from ${min} to ${max}, not "${value}"`);
+      return number;
+    },
+    progress: io.progress,
   };
 }
 
@@ -444,6 +459,20 @@ async function housekeeping(context: Context): Promise<Report> {
   };
 }
 
+// ---- simulation ----
+
+async function simulate(context: Context): Promise<Report> {
+  const storeId = checkUuid(context.required('store'), '--store');
+  const request = {
+    storeId,
+    days: context.wholeNumber('days', SIMULATION_BOUNDS.days),
+    orders: context.wholeNumber('orders', SIMULATION_BOUNDS.orders),
+    seed: context.wholeNumber('seed', SIMULATION_BOUNDS.seed),
+  };
+  const summary = await simulateStore(context.deps, { ...request, ...(context.progress ? { onProgress: context.progress } : {}) });
+  return { json: simulationJson(request, summary), lines: keyValues(simulationFacts(request, summary)) };
+}
+
 /** Every command, in the order the usage lists them. */
 export const COMMANDS: readonly Command[] = [
   {
@@ -555,6 +584,18 @@ export const COMMANDS: readonly Command[] = [
     description:
       'Create a discount coupon in a store: --amount is the percent (15.00) or the SAR off (50.00); dates are RFC 3339; active unless --inactive. Apps read coupons and change their status; only the merchant side creates them.',
     run: couponCreate,
+  },
+  {
+    words: ['simulate'],
+    args: [],
+    options: {
+      store: text('<storeId>', { required: true }),
+      days: text('<N>', { required: true }),
+      orders: text('<N>', { required: true }),
+      seed: text('<N>', { required: true }),
+    },
+    description: `Play shoppers in a store through the storefront's rules: --orders orders in all over the --days whole days before today in the store's time zone, with payments (some declined), fulfilment, refunds, cancellations, coupons, abandoned and recovered carts and reviews; the same --seed gives the same orders. Days ${SIMULATION_BOUNDS.days.min}-${SIMULATION_BOUNDS.days.max}, orders ${SIMULATION_BOUNDS.orders.min}-${SIMULATION_BOUNDS.orders.max}, seed ${SIMULATION_BOUNDS.seed.min}-${SIMULATION_BOUNDS.seed.max}.`,
+    run: simulate,
   },
   {
     words: ['housekeeping'],

@@ -2,6 +2,7 @@ import { toIso } from '../core/clock';
 import type { App, AppVersion, ClientSecretInfo } from '../platform/apps';
 import type { Installation } from '../platform/installations';
 import type { Store, StoreOwner } from '../platform/stores';
+import type { SimulationRequest, SimulationSummary } from '../seeds/simulation/run';
 
 /** What `--json` prints: typed so that `undefined`, functions or raw numbers for instants cannot slip in. */
 export type Json = string | number | boolean | null | readonly Json[] | { readonly [key: string]: Json };
@@ -112,3 +113,49 @@ export function table(headers: readonly string[], rows: ReadonlyArray<readonly s
 export const listCell = (values: readonly string[]): string => (values.length === 0 ? '-' : values.join(' '));
 
 export const instantCell = (milliseconds: number | null): string => (milliseconds === null ? '-' : toIso(milliseconds));
+
+type SimulationRun = Pick<SimulationRequest, 'storeId' | 'days' | 'orders' | 'seed'>;
+
+export const simulationJson = (run: SimulationRun, summary: SimulationSummary): Json => ({
+  store_id: run.storeId,
+  seed: run.seed,
+  days: run.days,
+  from: toIso(summary.from),
+  to: toIso(summary.to),
+  customers: summary.customers,
+  orders: summary.orders,
+  paid: summary.paid,
+  refunded: summary.refunded,
+  cancelled: summary.cancelled,
+  failed_payments: summary.failedPayments,
+  carts: summary.carts,
+  recovered: summary.recovered,
+  reviews: summary.reviews,
+  coupons_used: summary.couponsUsed,
+  restocks: summary.restocks,
+  events: summary.events,
+});
+
+export const simulationFacts = (run: SimulationRun, summary: SimulationSummary): Array<[string, string]> => [
+  ['store_id', run.storeId],
+  ['seed', String(run.seed)],
+  ['period', `${toIso(summary.from)} to ${toIso(summary.to)} (${run.days} days)`],
+  ['customers', String(summary.customers)],
+  ['orders', String(summary.orders)],
+  ['paid', String(summary.paid)],
+  ['refunded', String(summary.refunded)],
+  ['cancelled', String(summary.cancelled)],
+  ['failed_payments', String(summary.failedPayments)],
+  ['carts', `${summary.carts} (${summary.recovered} recovered)`],
+  ['reviews', String(summary.reviews)],
+  ['coupons_used', String(summary.couponsUsed)],
+  ['restocks', String(summary.restocks)],
+  ['events', `${summary.events} written to the outbox`],
+];
+
+/** A progress bar of `width` cells with the share and the counts: `[#####-----]  50 %  500/1000`. */
+export function progressBar(done: number, total: number, width = 30): string {
+  const share = total > 0 ? Math.min(1, done / total) : 1;
+  const filled = Math.round(share * width);
+  return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${String(Math.floor(share * 100)).padStart(3)} %  ${done}/${total}`;
+}

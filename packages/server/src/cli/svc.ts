@@ -3,6 +3,16 @@ import { loadConfig } from '../core/config';
 import { createDatabase } from '../db/connection';
 import { migrateToLatest } from '../db/migrate';
 import { runCli } from './commands';
+import { progressBar } from './output';
+
+/** A bar rewritten in place on stderr, a terminal only: a pipe or a log file gets no carriage returns. */
+export function terminalProgress(stream: NodeJS.WriteStream): ((done: number, total: number) => void) | undefined {
+  if (!stream.isTTY) return undefined;
+  return (done, total) => {
+    stream.write(`\r${progressBar(done, total)} steps`);
+    if (done >= total) stream.write('\n');
+  };
+}
 
 /** `svc ...`: the admin CLI against the configured database (DATABASE_URL, or SQLite under DATA_DIR). */
 async function main(): Promise<number> {
@@ -14,6 +24,7 @@ async function main(): Promise<number> {
       deps: { db, clock: systemClock },
       out: (line) => process.stdout.write(`${line}\n`),
       err: (line) => process.stderr.write(`${line}\n`),
+      progress: terminalProgress(process.stderr),
     });
   } finally {
     await db.destroy();

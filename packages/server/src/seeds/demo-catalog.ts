@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { ProductRow as CatalogProductRow } from '../domain/catalog/products/row';
 import type { Deps } from '../platform/services';
+import { between, pick, seededRandom } from './random';
 
 /**
  * Demo and benchmark catalogs, written straight into the tables of `004_catalog.ts` with batch
@@ -156,25 +157,11 @@ const DELIVERY: Readonly<Record<ProductKind, string>> = {
 };
 const DEVICE_SETS: readonly (Record<string, true> | null)[] = [{ ios: true, android: true }, { ios: true, android: true, web: true }, { web: true }, null];
 
-/** mulberry32: a tiny, fast, seedable PRNG. The demo never uses Math.random. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const DEMO_SEED = 0x5a1a_2026;
 /** Rows per INSERT: 500 rows × ~22 columns stays far below SQLite's and PostgreSQL's variable limits. */
 const CHUNK = 500;
 
 const devicesOf = (devices: Record<string, true> | null): string | null => (devices ? JSON.stringify(devices) : null);
-const pick = <T>(random: () => number, items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
-const between = (random: () => number, low: number, high: number): number => low + Math.floor(random() * (high - low + 1));
 
 export function slugify(text: string): string {
   return text

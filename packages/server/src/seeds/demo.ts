@@ -3,6 +3,7 @@ import { ALL_SCOPES } from '../platform/scopes';
 import type { Deps } from '../platform/services';
 import { createStore, listStores, type Store } from '../platform/stores';
 import { type SeededCatalog, seedDemoCatalog } from './demo-catalog';
+import { type SimulationSummary, simulateStore } from './simulation/run';
 
 /** The demo owner's sign-in, for local use only (start does not seed in production). */
 export const DEMO_OWNER = { email: 'owner@demo-store.example', name: 'Demo Owner', password: 'demo-store-owner' } as const;
@@ -33,4 +34,12 @@ export async function seedDemo(deps: Deps): Promise<DemoSeed | undefined> {
   });
   const catalog = await seedDemoCatalog(deps, store.id);
   return { store, app, version, clientSecret, catalog };
+}
+
+/** The demo store's history, simulated once at the first start: a quarter of a busy store's orders. */
+export const DEMO_ACTIVITY = { days: 90, orders: 1500, seed: 2026 } as const;
+
+/** Plays the demo store's history (`svc simulate` with DEMO_ACTIVITY), so its orders, payments and analytics read real data. */
+export function simulateDemoActivity(deps: Deps, storeId: string): Promise<SimulationSummary> {
+  return simulateStore(deps, { storeId, ...DEMO_ACTIVITY });
 }

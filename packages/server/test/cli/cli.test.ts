@@ -5,6 +5,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Knex } from 'knex';
 import { runCli } from '../../src/cli/commands';
+import { progressBar } from '../../src/cli/output';
+import { terminalProgress } from '../../src/cli/svc';
 import { ManualClock, toIso } from '../../src/core/clock';
 import { hashSecret } from '../../src/credentials/secrets';
 import { SESSION_MS, startSession } from '../../src/dashboard/sessions';
@@ -13,6 +15,7 @@ import { EXPIRY_RULES } from '../../src/jobs/housekeeping';
 import { PREVIOUS_SECRET_MS } from '../../src/platform/apps';
 import { recordConsent } from '../../src/platform/installations';
 import type { Deps } from '../../src/platform/services';
+import { seedDemoCatalog } from '../../src/seeds/demo-catalog';
 import { testDatabases } from '../support/databases';
 
 type JsonObject = Record<string, unknown>;
@@ -604,6 +607,110 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
     });
   });
 
+  describe('simulate', () => {
+    const simulateArgs = (storeId: string, ...flags: string[]) => ['simulate', '--store', storeId, '--days', '10', '--orders', '40', ...flags];
+
+    async function storeWithCatalog(): Promise<string> {
+      const storeId = await newStore();
+      await seedDemoCatalog(deps, storeId);
+      return storeId;
+    }
+
+    it('plays the orders asked for in the store and prints the summary as one JSON document, telling its progress as it goes', async () => {
+      clock.set('2026-11-22T10:00:00Z');
+      const storeId = await storeWithCatalog();
+      const progress: Array<[number, number]> = [];
+      const out: string[] = [];
+      const err: string[] = [];
+      const argv = [...simulateArgs(storeId, '--seed', '7'), '--json'];
+      const code = await runCli(argv, {
+        deps,
+        out: (line) => out.push(line),
+        err: (line) => err.push(line),
+        progress: (done, total) => progress.push([done, total]),
+      });
+      expect({ code, err }).toEqual({ code: 0, err: [] });
+      const summary = JSON.parse(out.join('\n'));
+      expect(summary).toEqual({
+        store_id: storeId,
+        seed: 7,
+        days: 10,
+        from: '2026-11-11T21:00:00.000Z',
+        to: '2026-11-21T21:00:00.000Z',
+        customers: expect.any(Number),
+        orders: 40,
+        paid: expect.any(Number),
+        refunded: expect.any(Number),
+        cancelled: expect.any(Number),
+        failed_payments: expect.any(Number),
+        carts: expect.any(Number),
+        recovered: expect.any(Number),
+        reviews: expect.any(Number),
+        coupons_used: expect.any(Number),
+        restocks: expect.any(Number),
+        events: expect.any(Number),
+      });
+      expect(await db('orders').where({ store_id: storeId }).count({ n: '*' })).toEqual([{ n: 40 }]);
+      expect(summary.events).toBe(Number((await db('outbox_events').where({ store_id: storeId }).count({ n: '*' }))[0]?.n));
+      expect(progress.length).toBeGreaterThan(0);
+      const [lastDone, total] = progress[progress.length - 1] ?? [];
+      expect(lastDone).toBe(total);
+      expect(progress.every(([done], index) => index === 0 || done > (progress[index - 1]?.[0] ?? 0))).toBe(true);
+    });
+
+    it('prints the summary as lines without --json, and refuses the same seed again (exit 1)', async () => {
+      const storeId = await storeWithCatalog();
+      const run = await svc(simulateArgs(storeId, '--seed', '8'));
+      expect(run).toMatchObject({ code: 0, err: '' });
+      expect(run.out).toMatch(/^orders\s+40$/m);
+      expect(run.out).toMatch(/^carts\s+\d+ \(\d+ recovered\)$/m);
+      expect(run.out).toMatch(/^events\s+\d+ written to the outbox$/m);
+      const again = await svc(simulateArgs(storeId, '--seed', '8'));
+      expect(again).toEqual({
+        code: 1,
+        out: '',
+        err: `error: Store ${storeId} already holds the simulation of seed 8 (its orders and coupons): run again with another --seed.`,
+      });
+    });
+
+    it('refuses a store with nothing for sale and an unknown store (exit 1)', async () => {
+      const storeId = await newStore();
+      const empty = await svc(simulateArgs(storeId, '--seed', '1'));
+      expect(empty).toMatchObject({ code: 1, out: '' });
+      expect(empty.err).toBe(
+        `error: Store ${storeId} has no active, priced products: simulated shoppers would have nothing to buy. Activate and price some products first.`,
+      );
+      expect(await svc(simulateArgs(MISSING_ID, '--seed', '1'))).toEqual({ code: 1, out: '', err: `error: No store ${MISSING_ID}` });
+    });
+
+    it('answers numbers out of bounds or not whole, a missing flag and a store id that is no UUID with the usage (exit 2)', async () => {
+      const storeId = MISSING_ID;
+      const cases: Array<[string[], string]> = [
+        [['simulate', '--store', storeId, '--days', '0', '--orders', '40', '--seed', '1'], '--days must be a whole number from 1 to 366, not "0"'],
+        [['simulate', '--store', storeId, '--days', '367', '--orders', '40', '--seed', '1'], '--days must be a whole number from 1 to 366, not "367"'],
+        [
+          ['simulate', '--store', storeId, '--days', '10', '--orders', '1000001', '--seed', '1'],
+          '--orders must be a whole number from 1 to 1000000, not "1000001"',
+        ],
+        [['simulate', '--store', storeId, '--days', '10', '--orders', '1e3', '--seed', '1'], '--orders must be a whole number from 1 to 1000000, not "1e3"'],
+        [['simulate', '--store', storeId, '--days', '10', '--orders', '40', '--seed', '-1'], '--seed must be a whole number from 0 to 4294967295, not "-1"'],
+        [
+          ['simulate', '--store', storeId, '--days', '10', '--orders', '40', '--seed', '4294967296'],
+          '--seed must be a whole number from 0 to 4294967295, not "4294967296"',
+        ],
+        [['simulate', '--store', 'abc', '--days', '10', '--orders', '40', '--seed', '1'], '--store must be a UUID, not "abc"'],
+      ];
+      for (const [argv, message] of cases) {
+        const run = await svc(argv);
+        expect(run).toMatchObject({ code: 2, out: '' });
+        expect(run.err).toMatch(
+          new RegExp(`^svc: ${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\nusage: svc simulate --store <storeId> --days <N> --orders <N> --seed <N>`),
+        );
+      }
+      expect(await svc(['simulate', '--store', storeId, '--days', '10', '--orders', '40'])).toMatchObject({ code: 2, err: expect.stringContaining('--seed') });
+    });
+  });
+
   describe('command line', () => {
     it('answers an unknown command with the usage on err (exit 2)', async () => {
       const run = await svc(['store', 'frobnicate']);
@@ -677,4 +784,19 @@ describe('the svc binary', () => {
     expect(stderr).toBe('');
     expect(fs.existsSync(path.join(dataDir, 'store.sqlite'))).toBe(true);
   }, 60_000);
+});
+
+describe('the progress bar', () => {
+  it('draws the share done, and is drawn in place on a terminal only, ending its line when the work is done', () => {
+    expect(progressBar(0, 200, 10)).toBe('[----------]   0 %  0/200');
+    expect(progressBar(50, 200, 10)).toBe('[###-------]  25 %  50/200');
+    expect(progressBar(200, 200, 10)).toBe('[##########] 100 %  200/200');
+    const written: string[] = [];
+    const stream = (isTTY: boolean) => ({ isTTY, write: (text: string) => written.push(text) > 0 }) as unknown as NodeJS.WriteStream;
+    expect(terminalProgress(stream(false))).toBeUndefined();
+    const draw = terminalProgress(stream(true));
+    draw?.(100, 200);
+    draw?.(200, 200);
+    expect(written).toEqual([`\r${progressBar(100, 200)} steps`, `\r${progressBar(200, 200)} steps`, '\n']);
+  });
 });

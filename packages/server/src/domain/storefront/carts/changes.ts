@@ -5,7 +5,7 @@ import { findStore } from '../../../platform/stores';
 import { type Actor, anyVersion, eventBy } from '../../common/actor';
 import { changeVersioned, createVersioned } from '../../common/versioned';
 import { requireCustomer } from '../customers/queries';
-import { type OrderLineRequest, placeOrder, priceLines } from '../orders/changes';
+import { type OrderLineRequest, type PlaceOrder, placeOrder, priceLines } from '../orders/changes';
 import type { OrderRow } from '../orders/row';
 import { vatOf } from '../pricing';
 import { cartItemsOf, cartOf, cartResource } from './queries';
@@ -59,12 +59,15 @@ export async function abandonCart(db: Db, actor: Actor, request: AbandonCart): P
   });
 }
 
+/** What the shopper brings to the recovered checkout; the reference as `PlaceOrder` takes it (the simulator's). */
+export type RecoveredCheckout = Pick<PlaceOrder, 'couponCode' | 'reference'>;
+
 /**
  * The shopper comes back and orders the cart: an order of the cart's customer and lines, placed by
  * the order's own rules (today's prices, stock, coupon), and the cart names it in
  * `recovered_order_id`. A cart is recovered once (409 CART_ALREADY_RECOVERED).
  */
-export async function recoverCart(db: Db, actor: Actor, cartId: number, checkout: { couponCode?: string | null } = {}): Promise<OrderRow> {
+export async function recoverCart(db: Db, actor: Actor, cartId: number, checkout: RecoveredCheckout = {}): Promise<OrderRow> {
   let order: OrderRow | undefined;
   await changeVersioned(db, actor, cartResource, cartId, {
     precondition: anyVersion,
@@ -73,7 +76,7 @@ export async function recoverCart(db: Db, actor: Actor, cartId: number, checkout
         throw new ApiError('CART_ALREADY_RECOVERED', `Cart ${current.id} was already ordered as order ${current.recovered_order_id}.`);
       }
       const items = (await cartItemsOf(trx, actor.storeId, current.id)).map((item) => ({ productId: item.product_id, quantity: item.quantity }));
-      order = await placeOrder(trx, actor, { customerId: current.customer_id, items, couponCode: checkout.couponCode ?? null });
+      order = await placeOrder(trx, actor, { ...checkout, customerId: current.customer_id, items });
       return { recovered_order_id: order.id };
     },
   });
