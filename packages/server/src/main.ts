@@ -7,7 +7,7 @@ import { bufferedOutput, createLogger } from './http/request-log';
 import { runHousekeeping, scheduleHousekeeping } from './jobs/housekeeping';
 import { installDirectly } from './oauth/direct-install';
 import type { TokenResponse } from './oauth/token-endpoint';
-import { createServices } from './platform/services';
+import { servicesFromConfig } from './platform/services';
 import { DEMO_OWNER, type DemoSeed, seedDemo } from './seeds/demo';
 
 async function main(): Promise<void> {
@@ -15,7 +15,7 @@ async function main(): Promise<void> {
   const database = createDatabase(config);
   const applied = await migrateToLatest(database);
   if (applied.length > 0) console.log(`Database   migrated: ${applied.join(', ')}`);
-  const services = createServices({ db: database, rateLimits: config.rateLimits });
+  const services = servicesFromConfig(config, database);
   const demo = config.environment === 'production' ? undefined : await seedDemo(services);
   const demoTokens =
     demo &&

@@ -5,8 +5,11 @@ import request from 'supertest';
 import { createCategory } from '../../src/domain/catalog/categories/changes';
 import { createCustomer } from '../../src/domain/storefront/customers/changes';
 import { failPayment, payOrder, placeOrder } from '../../src/domain/storefront/orders/changes';
+import { createSubscription } from '../../src/domain/webhooks/subscriptions/changes';
 import { handlers } from '../../src/generated/registry';
 import { isNotImplemented } from '../../src/http/handler';
+import { findInstallationOf } from '../../src/platform/installations';
+import { ALL_SCOPES } from '../../src/platform/scopes';
 import { authorizeQuery } from '../support/browser';
 import { insertDigitalUnits, insertProduct, tokenWithScopes } from '../support/catalog-fixtures';
 import { testDatabases } from '../support/databases';
@@ -43,6 +46,7 @@ const SNAPSHOT_SQL = {
   inventory_adjustments: 'select count(*) as n, 0 as v from inventory_adjustments',
   digital_units: 'select count(*) as n, count(delivered_at) as v from digital_units',
   outbox_events: 'select count(*) as n, 0 as v from outbox_events',
+  webhook_subscriptions: 'select count(*) as n, coalesce(sum(secret_generation), 0) as v from webhook_subscriptions',
 };
 
 async function snapshot(db: Knex): Promise<Record<string, [number, number]>> {
@@ -70,7 +74,7 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
   let ownClient: AppFixture;
   let oauthClient: AppFixture;
   const tokens = { own: '', otherStore: '', narrow: '', refresh: '' };
-  const ids = { product: 0, category: 0, order: 0, payment: 0 };
+  const ids = { product: 0, category: 0, order: 0, payment: 0, subscription: '' };
   let requestCounter = 0;
 
   beforeAll(async () => {
@@ -108,6 +112,16 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
     // A declined attempt first (the order stays pending), so payment ids reach the handlers too.
     ids.payment = (await failPayment(h.db, shopper, order.id, { method: 'cod' })).id;
     ids.order = (await payOrder(h.db, shopper, order.id, { method: 'mada', card: { brand: 'mada', last4: '4821' } })).id;
+    // A subscription of the full-access installation, on a local port nothing listens on, so webhooks.test fails at once.
+    const subscriber = {
+      storeId: store.store.id,
+      installationId: (await findInstallationOf(h.db, store.store.id, ownClient.app.id))?.id as string,
+      scopes: new Set<string>(ALL_SCOPES),
+      now: h.clock.now(),
+    };
+    ids.subscription = (
+      await createSubscription(h.db, h.services, subscriber, { endpoint_url: 'http://127.0.0.1:9/hooks', event_types: ['order.created'] })
+    ).row.id;
   });
 
   /** The `Authorization` header each caller sends, by the operation's kind of authentication. */
@@ -137,7 +151,8 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
   }
 
   /** The seeded record an operation's `{id}` names. */
-  function seededIdOf(entry: OperationEntry): number {
+  function seededIdOf(entry: OperationEntry): number | string {
+    if (entry.path.includes('/webhook-subscriptions/')) return ids.subscription;
     if (entry.path.includes('/categories/')) return ids.category;
     if (entry.path.includes('/orders/')) return ids.order;
     if (entry.path.includes('/payments/')) return ids.payment;
