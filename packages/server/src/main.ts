@@ -5,6 +5,7 @@ import { createDatabase, describeDatabase } from './db/connection';
 import { migrateToLatest } from './db/migrate';
 import { bufferedOutput, createLogger } from './http/request-log';
 import { runHousekeeping, scheduleHousekeeping } from './jobs/housekeeping';
+import { createDispatcher } from './jobs/webhook-dispatcher';
 import { installDirectly } from './oauth/direct-install';
 import type { TokenResponse } from './oauth/token-endpoint';
 import { servicesFromConfig } from './platform/services';
@@ -36,8 +37,11 @@ async function main(): Promise<void> {
     log: (message) => logger.info(message),
     logError: (message) => logger.error(message),
   });
+  const dispatchers = Array.from({ length: config.webhooks.workers }, () => createDispatcher(services, { logError: (message) => logger.error(message) }));
+  for (const dispatcher of dispatchers) dispatcher.start();
   const stop = () => {
-    server.close(() => void housekeeping.stop().finally(() => database.destroy().finally(() => logger.flush(() => process.exit(0)))));
+    const background = () => Promise.all([housekeeping.stop(), ...dispatchers.map((dispatcher) => dispatcher.stop())]);
+    server.close(() => void background().finally(() => database.destroy().finally(() => logger.flush(() => process.exit(0)))));
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

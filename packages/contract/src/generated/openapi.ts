@@ -1761,8 +1761,9 @@ export type webhooks = {
         put?: never;
         /**
          * Product updated
-         * @description Sent when a product changes: its content or status, price, media or SEO data, by an app or by
-         *     the merchant (stock changes send `inventory.adjusted` instead). `data.product` is the product
+         * @description Sent when a product changes: its content or status, price, media, SEO data or stock, by an app
+         *     or by the merchant. A stock change sends `inventory.adjusted` (with the adjustment) and this
+         *     event too, since the product's `resource_version` rises with it. `data.product` is the product
          *     after the change. A subscription may list it only when its installation holds `products:read`.
          *
          *     Delivery is at least once: retries and replays carry the same `webhook-id` and body `id`, so

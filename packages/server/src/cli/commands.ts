@@ -1,5 +1,6 @@
 import { UUID_PATTERN } from '../core/ids';
 import { runHousekeeping } from '../jobs/housekeeping';
+import { createDispatcher, DISPATCHER_DEFAULTS } from '../jobs/webhook-dispatcher';
 import { installDirectly } from '../oauth/direct-install';
 import type { App } from '../platform/apps';
 import {
@@ -14,7 +15,7 @@ import {
   rotateClientSecret,
 } from '../platform/apps';
 import { listInstallations, uninstall } from '../platform/installations';
-import type { Deps } from '../platform/services';
+import type { Deps, Services } from '../platform/services';
 import type { Store } from '../platform/stores';
 import { createStore, endStoreMigration, findOwnerByEmail, listStores, PlatformError, startStoreMigration } from '../platform/stores';
 import {
@@ -39,6 +40,14 @@ export interface CliIo {
   readonly err: (line: string) => void;
   /** Where `SVC_OWNER_PASSWORD` is read from; `process.env` unless a test gives its own. */
   readonly env?: NodeJS.ProcessEnv;
+  /** What `svc worker` runs with: the process's services (sealing key, webhook settings) and when to stop. */
+  readonly worker?: WorkerIo;
+}
+
+export interface WorkerIo {
+  services(): Services;
+  /** Resolves when the worker is asked to stop (SIGINT, SIGTERM). */
+  untilStopped(): Promise<void>;
 }
 
 /** A malformed argument found while running (an id that is not a UUID): exit 2 like a parse error. */
@@ -48,6 +57,8 @@ class UsageError extends Error {}
 interface Context {
   readonly deps: Deps;
   readonly env: NodeJS.ProcessEnv;
+  readonly worker: WorkerIo | undefined;
+  readonly err: (line: string) => void;
   option(name: string): string | undefined;
   /** A flag the spec marks required: the parser has already refused a line without it. */
   required(name: string): string;
@@ -78,6 +89,8 @@ function contextFor({ command, args, values }: Invocation<Command>, io: CliIo): 
   return {
     deps: io.deps,
     env: io.env ?? process.env,
+    worker: io.worker,
+    err: io.err,
     option,
     required(name) {
       const value = option(name);
@@ -346,6 +359,26 @@ async function housekeeping(context: Context): Promise<Report> {
   };
 }
 
+// ---- worker ----
+
+/** Runs the webhook dispatcher in this process until it is asked to stop, then finishes the attempts on the wire. */
+async function worker(context: Context): Promise<Report> {
+  const io = context.worker;
+  if (!io) throw new Error('svc worker was started without its services');
+  const concurrency = positiveNumber(context.option('concurrency') ?? String(DISPATCHER_DEFAULTS.concurrency), '--concurrency');
+  const dispatcher = createDispatcher(io.services(), { concurrency, logError: context.err });
+  dispatcher.start();
+  context.err(`svc worker: delivering webhooks with ${concurrency} attempts at once; stop with SIGINT or SIGTERM`);
+  await io.untilStopped();
+  await dispatcher.stop();
+  return { json: { stopped: true }, lines: ['svc worker: stopped'] };
+}
+
+function positiveNumber(value: string, what: string): number {
+  if (!/^[1-9][0-9]{0,3}$/.test(value)) throw new UsageError(`${what} must be a whole number from 1 to 9999, not "${value}"`);
+  return Number(value);
+}
+
 /** Every command, in the order the usage lists them. */
 export const COMMANDS: readonly Command[] = [
   {
@@ -446,6 +479,14 @@ export const COMMANDS: readonly Command[] = [
     description:
       'Delete what has expired (idempotency keys, sessions, consent requests, codes, launch tokens, token operations, rate-limit windows) in batches of 1,000 rows, as the server does every 10 minutes; prints the rows deleted per table.',
     run: housekeeping,
+  },
+  {
+    words: ['worker'],
+    args: [],
+    options: { concurrency: text('<n>') },
+    description:
+      "Deliver webhooks from the outbox until stopped (SIGINT or SIGTERM finish the attempts under way), beside or instead of the server's own dispatcher (WEBHOOK_WORKERS=0).",
+    run: worker,
   },
 ];
 

@@ -2,6 +2,7 @@ import { systemClock } from '../core/clock';
 import { loadConfig } from '../core/config';
 import { createDatabase } from '../db/connection';
 import { migrateToLatest } from '../db/migrate';
+import { servicesFromConfig } from '../platform/services';
 import { runCli } from './commands';
 
 /** `svc ...`: the admin CLI against the configured database (DATABASE_URL, or SQLite under DATA_DIR). */
@@ -12,6 +13,14 @@ async function main(): Promise<number> {
     await migrateToLatest(db);
     return await runCli(process.argv.slice(2), {
       deps: { db, clock: systemClock },
+      worker: {
+        services: () => servicesFromConfig(config, db),
+        untilStopped: () =>
+          new Promise((resolve) => {
+            process.once('SIGINT', () => resolve());
+            process.once('SIGTERM', () => resolve());
+          }),
+      },
       out: (line) => process.stdout.write(`${line}\n`),
       err: (line) => process.stderr.write(`${line}\n`),
     });

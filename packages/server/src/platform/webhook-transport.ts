@@ -133,7 +133,10 @@ export function httpTransport({ policy, resolve = systemResolver, clock, timeout
       outgoing.on('error', (error) => {
         clearTimeout(timer);
         finish({
-          error: error instanceof TimeoutError ? `The endpoint did not answer within ${Math.round(timeoutMs / 1000)} seconds.` : describeFailure(error),
+          error:
+            error instanceof TimeoutError
+              ? `The endpoint did not answer within ${timeoutMs % 1000 === 0 ? `${timeoutMs / 1000} seconds` : `${timeoutMs} ms`}.`
+              : describeFailure(error),
         });
       });
       outgoing.end(request.body);
