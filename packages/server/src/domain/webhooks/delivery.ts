@@ -5,7 +5,8 @@ import { toIso } from '../../core/clock';
 import type { Sealer } from '../../credentials/sealing';
 import { fromJsonList } from '../../db/json-lists';
 import type { Db } from '../../db/transactions';
-import { API_VERSION } from '../../platform/outbox';
+import type { ExpiryRule } from '../../platform/housekeeping';
+import { API_VERSION, OUTBOX_KEPT_MS } from '../../platform/outbox';
 import type { Deps, WebhookSettings } from '../../platform/services';
 import type { WebhookOutcome } from '../../platform/webhook-transport';
 import { mayReceive } from './event-types';
@@ -364,3 +365,17 @@ export async function sendTestEvent(deps: DeliveryDeps, db: Db, subscription: Su
   if ('status' in outcome && outcome.status === 410) await markRevoked(db, subscription.id, deps.clock.now());
   return viewOfAttempt(record);
 }
+
+/** What is kept of delivery: finished deliveries and attempts as long as the events they carried (30 days). */
+
+export const webhookDeliveriesExpiry: ExpiryRule = {
+  table: 'webhook_deliveries',
+  key: 'id',
+  expired: (rows, now) => rows.whereNotNull('finished_at').where('finished_at', '<=', now - OUTBOX_KEPT_MS),
+};
+
+export const webhookAttemptsExpiry: ExpiryRule = {
+  table: 'webhook_attempts',
+  key: 'id',
+  expired: (rows, now) => rows.where('attempted_at', '<=', now - OUTBOX_KEPT_MS),
+};

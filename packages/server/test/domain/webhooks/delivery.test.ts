@@ -3,13 +3,14 @@ import request from 'supertest';
 import { createApp } from '../../../src/app';
 import { createProduct as createProductAsStore } from '../../../src/domain/catalog/products/changes';
 import { fanOut } from '../../../src/domain/webhooks/delivery';
+import { runHousekeeping } from '../../../src/jobs/housekeeping';
 import { createDispatcher, type Dispatcher } from '../../../src/jobs/webhook-dispatcher';
 import { uninstall } from '../../../src/platform/installations';
 import { createServices, type Services } from '../../../src/platform/services';
 import { testDatabases } from '../../support/databases';
 import { createTestStore, localOnlyResolver, type StoreFixture, suiteHarness } from '../../support/harness';
 import { expectWellFormedDelivery, type Receiver, startReceiver, verifyDelivery } from '../../support/webhook-receiver';
-import { installSubscriber, listSubscriptionsCall, patchSubscription, postAction, type Subscriber, subscribe } from '../../support/webhooks';
+import { installSubscriber, listSubscriptionsCall, patchSubscription, postAction, postReplay, type Subscriber, subscribe } from '../../support/webhooks';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const SCHEDULE = [1000, 2000];
@@ -267,5 +268,143 @@ describe.each(testDatabases())('webhook delivery on $name', (testDatabase) => {
     } finally {
       await running.stop();
     }
+  });
+
+  describe('webhooks.test', () => {
+    it('sends webhook.test now, signed, whatever the event types, and answers the attempt; a repeated key answers it again without sending', async () => {
+      const s = await shop();
+      const catalog = await subscribed(s, ['products:read'], ['product.created']);
+      const response = await postAction(h.app, s.storeId, catalog.subscriber.token, catalog.id, 'test', 'test-once');
+      expect(response.status).toBe(200);
+      const [delivery, ...more] = receiver.receivedAt(catalog.path);
+      expect(more).toEqual([]);
+      const body = expectWellFormedDelivery(delivery!);
+      expect(verifyDelivery(delivery!, catalog.secret, h.clock)).toEqual(body);
+      expect(body).toMatchObject({ type: 'webhook.test', store_id: s.storeId, data: { subscription_id: catalog.id } });
+      expect(response.body.data).toEqual({
+        id: expect.any(String),
+        event_id: body.id,
+        event_type: 'webhook.test',
+        attempt: 1,
+        outcome: 'succeeded',
+        response_status: 200,
+        latency_ms: 0,
+        error: null,
+        attempted_at: new Date(h.clock.now()).toISOString(),
+      });
+      const again = await postAction(h.app, s.storeId, catalog.subscriber.token, catalog.id, 'test', 'test-once');
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.body.data).toEqual(response.body.data);
+      expect(receiver.receivedAt(catalog.path)).toHaveLength(1);
+    });
+
+    it('reports a failed test as a 200 with outcome failed, and never retries it; it is sent while paused too; a revoked subscription is 409', async () => {
+      const s = await shop();
+      const catalog = await subscribed(s, ['products:read'], ['product.created']);
+      await patchSubscription(h.app, s.storeId, catalog.subscriber.token, catalog.id, { state: 'paused' });
+      receiver.answer(catalog.path, 503);
+      const response = await postAction(h.app, s.storeId, catalog.subscriber.token, catalog.id, 'test');
+      expect(response.status).toBe(200);
+      expect(response.body.data).toMatchObject({ outcome: 'failed', response_status: 503, error: 'The endpoint answered 503.' });
+      h.clock.advance(SCHEDULE[0]! + SCHEDULE[1]!);
+      await drain();
+      expect(receiver.receivedAt(catalog.path)).toHaveLength(1);
+      await request(h.app).delete(`/stores/${s.storeId}/v1/webhook-subscriptions/${catalog.id}`).set('Authorization', `Bearer ${catalog.subscriber.token}`);
+      const revoked = await postAction(h.app, s.storeId, catalog.subscriber.token, catalog.id, 'test');
+      expect({ status: revoked.status, code: revoked.body.error.code }).toEqual({ status: 409, code: 'SUBSCRIPTION_REVOKED' });
+      expect(receiver.receivedAt(catalog.path)).toHaveLength(1);
+    });
+  });
+
+  describe('webhooks.replay', () => {
+    it('re-sends the stored events of [from, to) with their original ids and bodies, also those missed while paused; events_count counts them; from and to echoed to the second', async () => {
+      const s = await shop();
+      const catalog = await subscribed(s, ['products:read'], ['product.created', 'app.uninstalled']);
+      const start = h.clock.now();
+      await createProduct(s, 'Delivered');
+      await drain();
+      await patchSubscription(h.app, s.storeId, catalog.subscriber.token, catalog.id, { state: 'paused' });
+      h.clock.advance(1000);
+      await createProduct(s, 'Missed');
+      h.clock.advance(1000);
+      const end = h.clock.now();
+      await createProduct(s, 'At the end: outside [from, to)');
+      await drain();
+      expect(receiver.receivedAt(catalog.path)).toHaveLength(1);
+      await patchSubscription(h.app, s.storeId, catalog.subscriber.token, catalog.id, { state: 'active' });
+      const from = new Date(start).toISOString();
+      const to = new Date(end).toISOString().replace('.000Z', '+00:00');
+      const replay = await postReplay(h.app, s.storeId, catalog.subscriber.token, catalog.id, { from, to });
+      expect(replay.status).toBe(202);
+      expect(replay.body.data).toEqual({
+        id: expect.any(String),
+        from: new Date(start).toISOString().replace('.000Z', 'Z'),
+        to: new Date(end).toISOString().replace('.000Z', 'Z'),
+        event_types: ['product.created', 'app.uninstalled'],
+        events_count: 2,
+        requested_at: new Date(h.clock.now()).toISOString().replace('.000Z', 'Z'),
+      });
+      await drain();
+      const stored = await h.db('outbox_events').where({ store_id: s.storeId, type: 'product.created' }).orderBy('occurred_at');
+      const replayed = receiver.receivedAt(catalog.path).slice(1);
+      expect(replayed.map((delivery) => delivery.body).sort()).toEqual(
+        stored
+          .slice(0, 2)
+          .map((row: { payload: string }) => row.payload)
+          .sort(),
+      );
+      expect(replayed.map((delivery) => delivery.headers['webhook-id']).sort()).toEqual(
+        stored
+          .slice(0, 2)
+          .map((row: { id: string }) => row.id)
+          .sort(),
+      );
+      for (const delivery of replayed) expect(verifyDelivery(delivery, catalog.secret, h.clock)).toEqual(expectWellFormedDelivery(delivery));
+    });
+
+    it('refuses a range over 7 days or older than 30 days (400), a type outside the subscription (422), a revoked subscription (409)', async () => {
+      const s = await shop();
+      const catalog = await subscribed(s, ['products:read', 'orders:read'], ['product.created']);
+      const now = h.clock.now();
+      const iso = (instant: number) => new Date(instant).toISOString();
+      const tooLong = await postReplay(h.app, s.storeId, catalog.subscriber.token, catalog.id, { from: iso(now - 8 * DAY_MS), to: iso(now) });
+      expect({ status: tooLong.status, code: tooLong.body.error.code, field: tooLong.body.error.details[0].field }).toEqual({
+        status: 400,
+        code: 'VALIDATION_FAILED',
+        field: '/to',
+      });
+      const tooOld = await postReplay(h.app, s.storeId, catalog.subscriber.token, catalog.id, { from: iso(now - 31 * DAY_MS), to: iso(now - 30 * DAY_MS) });
+      expect({ status: tooOld.status, field: tooOld.body.error.details[0].field }).toEqual({ status: 400, field: '/from' });
+      const backwards = await postReplay(h.app, s.storeId, catalog.subscriber.token, catalog.id, { from: iso(now), to: iso(now) });
+      expect(backwards.status).toBe(400);
+      const outside = await postReplay(h.app, s.storeId, catalog.subscriber.token, catalog.id, {
+        from: iso(now - DAY_MS),
+        to: iso(now),
+        event_types: ['order.created'],
+      });
+      expect({ status: outside.status, code: outside.body.error.code }).toEqual({ status: 422, code: 'EVENT_TYPE_NOT_ALLOWED' });
+      await request(h.app).delete(`/stores/${s.storeId}/v1/webhook-subscriptions/${catalog.id}`).set('Authorization', `Bearer ${catalog.subscriber.token}`);
+      const revoked = await postReplay(h.app, s.storeId, catalog.subscriber.token, catalog.id, { from: iso(now - DAY_MS), to: iso(now) });
+      expect({ status: revoked.status, code: revoked.body.error.code }).toEqual({ status: 409, code: 'SUBSCRIPTION_REVOKED' });
+    });
+  });
+
+  // Last: it moves the suite's clock 31 days on.
+  it('housekeeping deletes dispatched events, finished deliveries and attempts after 30 days, and keeps an event not yet fanned out', async () => {
+    const s = await shop();
+    await subscribed(s, ['products:read'], ['product.created']);
+    await createProduct(s, 'Old and delivered');
+    await drain();
+    await createProductAsStore(h.db, { storeId: s.storeId, installationId: null, now: h.clock.now() }, { name: 'Old, waiting', product_kind: 'physical' });
+    h.clock.advance(31 * DAY_MS);
+    await runHousekeeping(h.services);
+    expect((await h.db('outbox_events').where({ store_id: s.storeId })).map((row: { dispatched_at: number | null }) => row.dispatched_at)).toEqual([null]);
+    expect(await h.db('webhook_attempts').where('attempted_at', '<=', h.clock.now() - 30 * DAY_MS)).toEqual([]);
+    expect(
+      await h
+        .db('webhook_deliveries')
+        .whereNotNull('finished_at')
+        .where('finished_at', '<=', h.clock.now() - 30 * DAY_MS),
+    ).toEqual([]);
   });
 });
