@@ -477,7 +477,7 @@ export const COMMANDS: readonly Command[] = [
     args: [],
     options: {},
     description:
-      'Delete what has expired (idempotency keys, sessions, consent requests, codes, launch tokens, token operations, rate-limit windows) in batches of 1,000 rows, as the server does every 10 minutes; prints the rows deleted per table.',
+      'Delete what has expired (idempotency keys, sessions, consent requests, codes, launch tokens, token operations, rate-limit windows, and webhook events, deliveries and attempts after 30 days) in batches of 1,000 rows, as the server does every 10 minutes; prints the rows deleted per table.',
     run: housekeeping,
   },
   {

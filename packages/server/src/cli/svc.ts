@@ -15,10 +15,11 @@ async function main(): Promise<number> {
       deps: { db, clock: systemClock },
       worker: {
         services: () => servicesFromConfig(config, db),
+        // `on`, not `once`: a signal sent to the process group also comes relayed by tsx, and a second one must not kill the worker mid-shutdown.
         untilStopped: () =>
           new Promise((resolve) => {
-            process.once('SIGINT', () => resolve());
-            process.once('SIGTERM', () => resolve());
+            process.on('SIGINT', () => resolve());
+            process.on('SIGTERM', () => resolve());
           }),
       },
       out: (line) => process.stdout.write(`${line}\n`),

@@ -1,5 +1,14 @@
 import { POLICY_LEASE_MS } from '../core/limits';
-import { attemptDelivery, type ClaimedDelivery, claimDeliveries, type DeliveryDeps, FAN_OUT_BATCH, fanOut } from '../domain/webhooks/delivery';
+import {
+  type AttemptMade,
+  attemptDelivery,
+  type ClaimedDelivery,
+  claimDeliveries,
+  type DeliveryDeps,
+  FAN_OUT_BATCH,
+  fanOut,
+  recordAttempts,
+} from '../domain/webhooks/delivery';
 
 export interface DispatcherOptions {
   /** Attempts this worker has on the wire at once. */
@@ -39,10 +48,44 @@ export function createDispatcher(deps: DeliveryDeps, options: DispatcherOptions 
   let loop: Promise<void> | undefined;
   let wake: (() => void) | undefined;
 
+  /**
+   * Attempts made wait here to be recorded: one transaction records all that finished meanwhile,
+   * so the commits (each a disk sync on SQLite) do not bound the deliveries per second.
+   */
+  const unrecorded: Array<{ made: AttemptMade; done: () => void }> = [];
+  let recording: Promise<void> | undefined;
+  const recordPending = (): void => {
+    if (recording) return;
+    recording = (async () => {
+      while (unrecorded.length > 0) {
+        const batch = unrecorded.splice(0, 500);
+        try {
+          await recordAttempts(
+            deps,
+            batch.map((entry) => entry.made),
+            random,
+          );
+        } catch (error) {
+          logError(`Recording ${batch.length} webhook attempts failed (their leases let them be attempted again): ${describe(error)}`);
+        }
+        for (const entry of batch) entry.done();
+      }
+    })().finally(() => {
+      recording = undefined;
+      if (unrecorded.length > 0) recordPending();
+    });
+  };
+
+  /** Sends one attempt and resolves once its outcome is recorded (or could not be). */
   const attempt = (claimed: ClaimedDelivery): Promise<void> =>
-    attemptDelivery(deps, claimed, { random }).then(
-      () => undefined,
-      (error: unknown) => logError(`Webhook delivery ${claimed.id} failed to record (its lease lets it be retried): ${describe(error)}`),
+    attemptDelivery(deps, claimed).then(
+      (made) =>
+        made &&
+        new Promise<void>((resolve) => {
+          unrecorded.push({ made, done: resolve });
+          recordPending();
+        }),
+      (error: unknown) => logError(`Webhook delivery ${claimed.id} failed (its lease lets it be attempted again): ${describe(error)}`),
     );
 
   /** Fans out the whole backlog, a batch per transaction, so a burst does not wait a poll per batch. */
@@ -76,12 +119,12 @@ export function createDispatcher(deps: DeliveryDeps, options: DispatcherOptions 
         for (const delivery of claimed) {
           const work = attempt(delivery).finally(() => {
             inFlight.delete(work);
-            wake?.();
+            // Claim again once half the room is free, not after every attempt: a claim is a commit too.
+            if (inFlight.size <= concurrency / 2) wake?.();
           });
           inFlight.add(work);
         }
-        if (claimed.length === 0 && fanned === 0) await pause(pollMs);
-        else if (inFlight.size >= concurrency) await pause(pollMs);
+        if ((claimed.length === 0 && fanned === 0) || inFlight.size > concurrency / 2) await pause(pollMs);
       } catch (error) {
         logError(`Webhook dispatch failed (next try in ${pollMs} ms): ${describe(error)}`);
         await pause(pollMs);

@@ -34,6 +34,9 @@ export interface Services extends Deps {
 /** About 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: eight attempts over about 28 hours (docs/decisions.md, "Webhooks"). */
 export const RETRY_SCHEDULE_MS: readonly number[] = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
 
+/** The key of tests and tools (public: it seals nothing real); a `svc worker` they start is given it as SECRET_KEY. */
+export const TOOLS_KEY = derivedKey('tests and tools');
+
 export interface WebhookOptions {
   readonly environment?: Environment;
   readonly resolve?: Resolver;
@@ -63,7 +66,7 @@ export function createServices({ db, clock = systemClock, rateLimits, secretKey,
       installation: { policy: 'installation', limit: rateLimits.perInstallation, windowMs: QUOTA_WINDOW_MS },
       client: { policy: 'client', limit: rateLimits.perClient, windowMs: QUOTA_WINDOW_MS },
     },
-    sealer: sealerOf(secretKey ?? derivedKey('tests and tools')),
+    sealer: sealerOf(secretKey ?? TOOLS_KEY),
     webhooks: {
       environment,
       policy,

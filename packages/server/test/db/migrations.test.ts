@@ -39,6 +39,9 @@ const TABLES = [
   'daily_customer_sales',
   'daily_product_sales',
   'daily_category_sales',
+  'webhook_subscriptions',
+  'webhook_deliveries',
+  'webhook_attempts',
 ];
 
 describe.each(testDatabases())('schema on $name', (testDatabase) => {
@@ -56,6 +59,7 @@ describe.each(testDatabases())('schema on $name', (testDatabase) => {
       '004_catalog',
       '005_sign_in_limits',
       '006_storefront',
+      '008_webhooks',
     ]);
     for (const table of TABLES) expect(await database.schema.hasTable(table)).toBe(true);
     expect(await migrateToLatest(database)).toEqual([]);

@@ -38,7 +38,8 @@ export async function up(knex: Knex): Promise<void> {
     t.bigInteger('created_at').notNullable();
     t.bigInteger('finished_at');
     t.index(['state', 'next_attempt_at']);
-    t.index(['subscription_id', 'state']);
+    // A claim counts each subscription's deliveries under lease: a range of at most a few rows here.
+    t.index(['subscription_id', 'state', 'claimed_until']);
     t.index(['finished_at']);
   });
   await knex.schema.createTable('webhook_attempts', (t) => {

@@ -281,63 +281,83 @@ async function send(deps: DeliveryDeps, subscription: SubscriptionRow, eventId: 
   return { outcome: await deps.webhooks.transport({ url: subscription.endpoint_url, headers, body }), at };
 }
 
-export interface AttemptOptions {
-  readonly random: () => number;
+/** An attempt made, waiting to be recorded with its consequence. */
+export interface AttemptMade {
+  readonly claimed: ClaimedDelivery;
+  readonly record: AttemptRecord;
+  readonly status: number | null;
 }
 
 /**
- * One attempt at a claimed delivery, and its consequence, recorded with it in one transaction:
- * 2xx delivers; 410 revokes the subscription (nothing more is sent to it); anything else is retried
- * on the schedule, and when the schedule is spent the delivery fails and an active subscription is
- * paused with the reason. The outcome is written only while this worker's claim holds.
+ * One attempt at a claimed delivery: the signed body sent to the endpoint. Nothing is written here
+ * (the worker records outcomes in batches, `recordAttempts`), except that a delivery whose event
+ * is no longer stored (swept after 30 days) is cancelled: nothing is left to send.
  */
-export async function attemptDelivery(deps: DeliveryDeps, claimed: ClaimedDelivery, { random }: AttemptOptions): Promise<AttemptRecord | undefined> {
-  const { db, clock } = deps;
-  const mine = { id: claimed.id, claim_token: claimed.claimToken };
+export async function attemptDelivery(deps: DeliveryDeps, claimed: ClaimedDelivery): Promise<AttemptMade | undefined> {
   if (claimed.payload === null) {
-    // The event was swept from the outbox (kept 30 days) before it could be sent: nothing is left to send.
-    await db('webhook_deliveries').where(mine).update({ state: 'cancelled', finished_at: clock.now(), claimed_until: null });
+    await deps
+      .db('webhook_deliveries')
+      .where({ id: claimed.id, claim_token: claimed.claimToken })
+      .update({ state: 'cancelled', finished_at: deps.clock.now(), claimed_until: null });
     return undefined;
   }
   const { outcome, at } = await send(deps, claimed.subscription, claimed.eventId, claimed.payload);
-  const attempt = claimed.attempts + 1;
-  const record = attemptRecord(claimed.subscription.id, claimed.id, claimed.eventId, claimed.eventType, attempt, outcome, at);
-  const done = clock.now();
-  await db.transaction(async (trx) => {
-    await trx('webhook_attempts').insert(record);
-    const status = 'status' in outcome ? outcome.status : null;
-    if (record.outcome === 'succeeded') {
-      await trx('webhook_deliveries').where(mine).update({ state: 'succeeded', attempts: attempt, finished_at: done, claimed_until: null });
-    } else if (status === 410) {
-      await trx('webhook_deliveries').where(mine).update({ state: 'failed', attempts: attempt, finished_at: done, claimed_until: null });
-      await markRevoked(trx, claimed.subscription.id, done);
-    } else {
-      await retryOrGiveUp(trx, deps, claimed, attempt, record, done, random);
-    }
-  });
-  return record;
+  const record = attemptRecord(claimed.subscription.id, claimed.id, claimed.eventId, claimed.eventType, claimed.attempts + 1, outcome, at);
+  return { claimed, record, status: 'status' in outcome ? outcome.status : null };
 }
 
-async function retryOrGiveUp(
-  trx: Knex.Transaction,
-  deps: DeliveryDeps,
-  claimed: ClaimedDelivery,
-  attempt: number,
-  record: AttemptRecord,
-  now: number,
-  random: () => number,
-): Promise<void> {
+/**
+ * Records attempts with their consequences, in one transaction (one commit for many attempts is
+ * what lets one worker on SQLite record hundreds a second): 2xx delivers; 410 revokes the
+ * subscription (nothing more is sent to it); anything else is retried on the schedule, and when
+ * the schedule is spent the delivery fails and an active subscription is paused with the reason.
+ * A delivery's outcome is written only while its claim holds (`claim_token`).
+ */
+export async function recordAttempts(deps: DeliveryDeps, made: readonly AttemptMade[], random: () => number): Promise<void> {
+  if (made.length === 0) return;
+  const now = deps.clock.now();
+  await deps.db.transaction(async (trx) => {
+    for (let start = 0; start < made.length; start += INSERT_CHUNK) {
+      await trx('webhook_attempts').insert(made.slice(start, start + INSERT_CHUNK).map((attempt) => attempt.record));
+    }
+    const delivered = made.filter((attempt) => attempt.record.outcome === 'succeeded');
+    for (const [token, ids] of groupByClaim(delivered)) {
+      await trx('webhook_deliveries')
+        .whereIn('id', ids)
+        .where({ claim_token: token })
+        .update({ state: 'succeeded', attempts: trx.raw('attempts + 1'), finished_at: now, claimed_until: null });
+    }
+    for (const attempt of made) {
+      if (attempt.record.outcome === 'succeeded') continue;
+      const mine = { id: attempt.claimed.id, claim_token: attempt.claimed.claimToken };
+      if (attempt.status === 410) {
+        await trx('webhook_deliveries').where(mine).update({ state: 'failed', attempts: attempt.record.attempt, finished_at: now, claimed_until: null });
+        await markRevoked(trx, attempt.claimed.subscription.id, now);
+      } else {
+        await retryOrGiveUp(trx, deps, attempt, now, random);
+      }
+    }
+  });
+}
+
+function groupByClaim(made: readonly AttemptMade[]): Map<string, number[]> {
+  const groups = new Map<string, number[]>();
+  for (const { claimed } of made) groups.set(claimed.claimToken, [...(groups.get(claimed.claimToken) ?? []), claimed.id]);
+  return groups;
+}
+
+async function retryOrGiveUp(trx: Knex.Transaction, deps: DeliveryDeps, { claimed, record }: AttemptMade, now: number, random: () => number): Promise<void> {
   const mine = { id: claimed.id, claim_token: claimed.claimToken };
-  const schedule = deps.webhooks.retryScheduleMs;
-  const delay = schedule[attempt - 1];
+  const delay = deps.webhooks.retryScheduleMs[record.attempt - 1];
   if (delay !== undefined) {
     await trx('webhook_deliveries')
       .where(mine)
-      .update({ attempts: attempt, next_attempt_at: nextAttemptAt(now, delay, random), claimed_until: null, claim_token: null });
+      .update({ attempts: record.attempt, next_attempt_at: nextAttemptAt(now, delay, random), claimed_until: null, claim_token: null });
     return;
   }
-  await trx('webhook_deliveries').where(mine).update({ state: 'failed', attempts: attempt, finished_at: now, claimed_until: null });
-  const reason = `Delivery paused after ${attempt} failed attempts to deliver event ${claimed.eventId} (${claimed.eventType}); the last: ${record.error ?? 'failed'}`;
+  const failed = await trx('webhook_deliveries').where(mine).update({ state: 'failed', attempts: record.attempt, finished_at: now, claimed_until: null });
+  if (failed === 0) return; // the claim was lost: whoever holds it now decides
+  const reason = `Delivery paused after ${record.attempt} failed attempts to deliver event ${claimed.eventId} (${claimed.eventType}); the last: ${record.error ?? 'failed'}`;
   await trx('webhook_subscriptions')
     .where({ id: claimed.subscription.id, state: 'active' })
     .update({ state: 'paused', paused_reason: reason.slice(0, 500), updated_at: now });
