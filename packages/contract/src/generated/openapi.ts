@@ -1344,8 +1344,11 @@ export type paths = {
          *     response carries the signing secret, which is shown only here and by
          *     `webhooks.rotate_secret`. Every event type must be allowed by a scope the installation
          *     holds (`EVENT_TYPE_NOT_ALLOWED` otherwise); `issued_scopes` records the scopes that allowed
-         *     them. `endpoint_url` is `https`, or `http` for `localhost` and `127.0.0.1` only. Needs a
-         *     valid access token only (no scope).
+         *     them. `endpoint_url` is `https`, or outside production `http` for `localhost` and `127.0.0.1`
+         *     only; an address a webhook may not reach (private, loopback in production, link-local such as
+         *     169.254.169.254, carrier-grade NAT, multicast, unspecified, IPv4-mapped IPv6, in any spelling)
+         *     is `VALIDATION_FAILED`, and a name is resolved and judged again at every delivery (a name that
+         *     resolves to such an address is not called). Needs a valid access token only (no scope).
          */
         post: operations["webhooks.create"];
         delete?: never;
@@ -1387,7 +1390,8 @@ export type paths = {
         head?: never;
         /**
          * Update a webhook subscription
-         * @description Changes the endpoint, the event types or the state. `state: paused` stops delivery;
+         * @description Changes the endpoint (judged as at create: `VALIDATION_FAILED` for an address a webhook may
+         *     not reach), the event types or the state. `state: paused` stops delivery;
          *     `state: active` resumes it (also after delivery paused it when the retry schedule was spent)
          *     and clears `paused_reason`. Events that occur while a subscription is paused are not sent
          *     to it; replay them after resuming. New event types must be allowed by a scope the

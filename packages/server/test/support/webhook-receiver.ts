@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import type { Clock } from '../../src/core/clock';
 import { type Listening, listen } from './listen';
@@ -14,7 +14,7 @@ export interface Received {
 
 /**
  * A real HTTP receiver on 127.0.0.1: it records every request and answers each path with the status
- * set for it (200 unless told otherwise; `hang` never answers). Tests give each subscription a path of its own.
+ * set for it (200 unless told otherwise; `hang` answers only when the path is given a status again). Tests give each subscription a path of its own.
  */
 export interface Receiver {
   origin: string;
@@ -27,6 +27,7 @@ export interface Receiver {
 export async function startReceiver(): Promise<Receiver> {
   const received: Received[] = [];
   const statuses = new Map<string, number | 'hang'>();
+  const hanging = new Map<string, ServerResponse[]>();
   let listening: Listening | undefined;
   listening = await listen((req, res) => {
     const chunks: Buffer[] = [];
@@ -35,7 +36,7 @@ export async function startReceiver(): Promise<Receiver> {
       const path = req.url ?? '/';
       received.push({ method: req.method ?? '', path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
       const status = statuses.get(path) ?? 200;
-      if (status === 'hang') return;
+      if (status === 'hang') return void hanging.set(path, [...(hanging.get(path) ?? []), res]);
       res.statusCode = status;
       res.end('ok');
     });
@@ -45,7 +46,16 @@ export async function startReceiver(): Promise<Receiver> {
     origin,
     url: (path) => `${origin}${path}`,
     receivedAt: (path) => received.filter((request) => request.path === path),
-    answer: (path, status) => void statuses.set(path, status),
+    answer(path, status) {
+      statuses.set(path, status);
+      if (status === 'hang') return;
+      // Requests left hanging at this path are answered now, with the new status.
+      for (const res of hanging.get(path) ?? []) {
+        res.statusCode = status;
+        res.end();
+      }
+      hanging.delete(path);
+    },
     close: () => (listening ? listening.close() : Promise.resolve()),
   };
 }

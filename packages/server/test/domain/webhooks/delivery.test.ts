@@ -34,6 +34,14 @@ describe.each(testDatabases())('webhook delivery on $name', (testDatabase) => {
     dispatcher = createDispatcher(services, { random: () => 0.5 });
   });
 
+  async function until(condition: () => boolean): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    while (!condition()) {
+      if (Date.now() > deadline) throw new Error('Timed out');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
   /** Runs the dispatcher until nothing is due: what the loop does between two polls. */
   async function drain(): Promise<number> {
     let total = 0;
@@ -266,6 +274,26 @@ describe.each(testDatabases())('webhook delivery on $name', (testDatabase) => {
       while (receiver.receivedAt(catalog.path).length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
       expect(receiver.receivedAt(catalog.path)).toHaveLength(1);
     } finally {
+      await running.stop();
+    }
+  });
+
+  it('holds at most 4 attempts of one subscription on the wire, so a hanging endpoint does not hold up the others', async () => {
+    const s = await shop();
+    const slow = await subscribed(s, ['products:read'], ['product.created']);
+    const elsewhere = await shop();
+    const fast = await subscribed(elsewhere, ['products:read'], ['product.created']);
+    receiver.answer(slow.path, 'hang');
+    for (let index = 0; index < 10; index += 1) await createProduct(s, `Slow ${index}`);
+    const running = createDispatcher(services, { pollMs: 50, concurrency: 8, random: () => 0.5 });
+    running.start();
+    try {
+      await until(() => receiver.receivedAt(slow.path).length >= 4);
+      for (let index = 0; index < 3; index += 1) await createProduct(elsewhere, `Fast ${index}`);
+      await until(() => receiver.receivedAt(fast.path).length === 3);
+      expect(receiver.receivedAt(slow.path)).toHaveLength(4);
+    } finally {
+      receiver.answer(slow.path, 200);
       await running.stop();
     }
   });
