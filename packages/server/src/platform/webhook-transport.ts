@@ -109,37 +109,46 @@ export function httpTransport({ policy, resolve = systemResolver, clock, timeout
       const refused = literal === undefined ? undefined : refusedAddress(literal, policy);
       if (refused) return finish({ error: `The endpoint's address ${literal} ${refused}.` });
       const secure = url.protocol === 'https:';
-      const outgoing = (secure ? https : http).request(url, {
-        method: 'POST',
-        headers: { ...request.headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(request.body)) },
-        agent: secure ? agents.https : agents.http,
-        lookup,
-      });
-      const timer = setTimeout(() => outgoing.destroy(new TimeoutError()), timeoutMs);
-      outgoing.on('response', (response) => {
-        let read = 0;
-        response.on('data', (chunk: Buffer) => {
-          read += chunk.length;
-          if (read > MAX_RESPONSE_BYTES) response.destroy();
+      const timer = setTimeout(() => current?.destroy(new TimeoutError()), timeoutMs);
+      let current: http.ClientRequest | undefined;
+      const send = (isRetry: boolean): void => {
+        const outgoing = (secure ? https : http).request(url, {
+          method: 'POST',
+          headers: { ...request.headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(request.body)) },
+          agent: secure ? agents.https : agents.http,
+          lookup,
         });
-        const done = () => {
+        current = outgoing;
+        outgoing.on('response', (response) => {
+          let read = 0;
+          response.on('data', (chunk: Buffer) => {
+            read += chunk.length;
+            if (read > MAX_RESPONSE_BYTES) response.destroy();
+          });
+          const done = () => {
+            clearTimeout(timer);
+            finish({ status: response.statusCode ?? 0 });
+          };
+          response.on('end', done);
+          response.on('close', done);
+          response.on('error', done);
+        });
+        outgoing.on('error', (error) => {
+          // A kept-alive connection the receiver closed as it was reused (its idle timeout, often 5 s,
+          // met our request): the request never reached it, so it is sent once more on a new connection
+          // (the remedy Node's http docs give) instead of spending a retry of the schedule.
+          if (!isRetry && outgoing.reusedSocket && (error as NodeJS.ErrnoException).code === 'ECONNRESET') return send(true);
           clearTimeout(timer);
-          finish({ status: response.statusCode ?? 0 });
-        };
-        response.on('end', done);
-        response.on('close', done);
-        response.on('error', done);
-      });
-      outgoing.on('error', (error) => {
-        clearTimeout(timer);
-        finish({
-          error:
-            error instanceof TimeoutError
-              ? `The endpoint did not answer within ${timeoutMs % 1000 === 0 ? `${timeoutMs / 1000} seconds` : `${timeoutMs} ms`}.`
-              : describeFailure(error),
+          finish({
+            error:
+              error instanceof TimeoutError
+                ? `The endpoint did not answer within ${timeoutMs % 1000 === 0 ? `${timeoutMs / 1000} seconds` : `${timeoutMs} ms`}.`
+                : describeFailure(error),
+          });
         });
-      });
-      outgoing.end(request.body);
+        outgoing.end(request.body);
+      };
+      send(false);
     });
 }
 

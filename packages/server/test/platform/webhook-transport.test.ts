@@ -1,3 +1,4 @@
+import { createServer, type Socket } from 'node:net';
 import { ManualClock } from '../../src/core/clock';
 import { httpTransport, refusedAddress } from '../../src/platform/webhook-transport';
 import { type Receiver, startReceiver } from '../support/webhook-receiver';
@@ -49,6 +50,36 @@ describe('the webhook transport', () => {
     for (const address of ['::ffff:127.0.0.1', '169.254.169.254', '[::ffff:a9fe:a9fe]'])
       expect(refusedAddress(address, development)).toEqual(expect.any(String));
     expect(refusedAddress('not-an-address', development)).toBe('is not an IP address');
+  });
+
+  it('sends again on a new connection when a kept-alive one is closed by the receiver as it is reused, so no retry of the schedule is spent', async () => {
+    // A receiver that answers the first request of its first connection with keep-alive, then
+    // closes that connection when the next request arrives on it, as an idle timeout racing the
+    // request would; every later connection is answered normally.
+    const requestsPerConnection: number[] = [];
+    const sockets: Socket[] = [];
+    const server = createServer((socket: Socket) => {
+      sockets.push(socket);
+      const index = requestsPerConnection.push(0) - 1;
+      socket.on('data', (chunk) => {
+        if (!chunk.toString('latin1').startsWith('POST')) return;
+        requestsPerConnection[index] = (requestsPerConnection[index] ?? 0) + 1;
+        if (index === 0 && requestsPerConnection[index] === 2) return void socket.destroy();
+        socket.write('HTTP/1.1 204 No Content\r\nConnection: keep-alive\r\nKeep-Alive: timeout=60\r\n\r\n');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      const transport = httpTransport({ policy: development, clock });
+      const url = `http://127.0.0.1:${port}/hooks`;
+      expect(await send(transport, url)).toEqual({ status: 204, latencyMs: 0 });
+      expect(await send(transport, url)).toEqual({ status: 204, latencyMs: 0 });
+      expect(requestsPerConnection).toEqual([2, 1]);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('does not connect when the name resolves to a refused address, and says which', async () => {

@@ -10,6 +10,7 @@ import { API_VERSION, OUTBOX_KEPT_MS } from '../../platform/outbox';
 import type { Deps, WebhookSettings } from '../../platform/services';
 import type { WebhookOutcome } from '../../platform/webhook-transport';
 import { mayReceive } from './event-types';
+import { payloadFor } from './payloads';
 import { signedHeaders } from './signing';
 import { markRevoked, signingSecrets } from './subscriptions/changes';
 import type { SubscriptionRow } from './subscriptions/row';
@@ -115,7 +116,18 @@ export interface ClaimedDelivery {
   readonly attempts: number;
   readonly payload: string | null;
   readonly subscription: SubscriptionRow;
+  /** The subscribing installation's scopes now: what of the event it may see (payloads.ts). */
+  readonly receiverScopes: ReadonlySet<string>;
 }
+
+type ClaimedRow = SubscriptionRow & {
+  delivery_id: number | string;
+  event_id: string;
+  event_type: string;
+  attempts: number;
+  payload: string | null;
+  receiver_scopes: string;
+};
 
 export interface ClaimLimits {
   /** Deliveries to take at most. */
@@ -160,18 +172,12 @@ export async function claimDeliveries({ db, clock }: Deps, limits: ClaimLimits):
   if (ids.length === 0) return [];
   const rows = await db('webhook_deliveries as d')
     .join('webhook_subscriptions as s', 's.id', 'd.subscription_id')
+    .join('installations as i', 'i.id', 's.installation_id')
     .leftJoin('outbox_events as o', 'o.id', 'd.event_id')
     .where('d.claim_token', token)
     .whereIn('d.id', ids)
     .orderBy('d.id')
-    .select<Array<SubscriptionRow & { delivery_id: number | string; event_id: string; event_type: string; attempts: number; payload: string | null }>>(
-      's.*',
-      'd.id as delivery_id',
-      'd.event_id',
-      'd.event_type',
-      'd.attempts',
-      'o.payload',
-    );
+    .select<ClaimedRow[]>('s.*', 'd.id as delivery_id', 'd.event_id', 'd.event_type', 'd.attempts', 'o.payload', 'i.granted_scopes as receiver_scopes');
   return withinSubscriptionLimit(db, token, rows.map(claimedOf(token)), limits.perSubscription);
 }
 
@@ -179,10 +185,8 @@ const rowsOf = <T>(result: unknown): T[] => (Array.isArray(result) ? (result as 
 
 const claimedOf =
   (token: string) =>
-  (
-    row: SubscriptionRow & { delivery_id: number | string; event_id: string; event_type: string; attempts: number; payload: string | null },
-  ): ClaimedDelivery => {
-    const { delivery_id, event_id, event_type, attempts, payload, ...subscription } = row;
+  (row: ClaimedRow): ClaimedDelivery => {
+    const { delivery_id, event_id, event_type, attempts, payload, receiver_scopes, ...subscription } = row;
     return {
       id: Number(delivery_id),
       claimToken: token,
@@ -191,6 +195,7 @@ const claimedOf =
       attempts,
       payload,
       subscription: subscription as SubscriptionRow,
+      receiverScopes: new Set(fromJsonList(receiver_scopes)),
     };
   };
 
@@ -301,7 +306,7 @@ export async function attemptDelivery(deps: DeliveryDeps, claimed: ClaimedDelive
       .update({ state: 'cancelled', finished_at: deps.clock.now(), claimed_until: null });
     return undefined;
   }
-  const { outcome, at } = await send(deps, claimed.subscription, claimed.eventId, claimed.payload);
+  const { outcome, at } = await send(deps, claimed.subscription, claimed.eventId, payloadFor(claimed.payload, claimed.receiverScopes));
   const record = attemptRecord(claimed.subscription.id, claimed.id, claimed.eventId, claimed.eventType, claimed.attempts + 1, outcome, at);
   return { claimed, record, status: 'status' in outcome ? outcome.status : null };
 }

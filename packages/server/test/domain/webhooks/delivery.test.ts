@@ -2,13 +2,17 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { createApp } from '../../../src/app';
 import { createProduct as createProductAsStore } from '../../../src/domain/catalog/products/changes';
+import { createCustomer } from '../../../src/domain/storefront/customers/changes';
+import { placeOrder } from '../../../src/domain/storefront/orders/changes';
 import { fanOut } from '../../../src/domain/webhooks/delivery';
 import { runHousekeeping } from '../../../src/jobs/housekeeping';
 import { createDispatcher, type Dispatcher } from '../../../src/jobs/webhook-dispatcher';
 import { uninstall } from '../../../src/platform/installations';
 import { createServices, type Services } from '../../../src/platform/services';
+import { insertProduct } from '../../support/catalog-fixtures';
 import { testDatabases } from '../../support/databases';
 import { createTestStore, localOnlyResolver, type StoreFixture, suiteHarness } from '../../support/harness';
+import { shopperOf } from '../../support/storefront-fixtures';
 import { expectWellFormedDelivery, type Receiver, startReceiver, verifyDelivery } from '../../support/webhook-receiver';
 import { installSubscriber, listSubscriptionsCall, patchSubscription, postAction, postReplay, type Subscriber, subscribe } from '../../support/webhooks';
 
@@ -125,6 +129,30 @@ describe.each(testDatabases())('webhook delivery on $name', (testDatabase) => {
     expect(receiver.receivedAt(stock.path)).toHaveLength(1);
     const [productDelivery] = receiver.receivedAt(catalog.path);
     expect(expectWellFormedDelivery(productDelivery!)).toMatchObject({ type: 'product.updated', data: { product: { id: product.id, resource_version: 2 } } });
+  });
+
+  it("sends an order's customer e-mail and mobile only to installations holding customers:read, as the API answers them", async () => {
+    const s = await shop();
+    const withoutContact = await subscribed(s, ['orders:read'], ['order.created']);
+    const withContact = await subscribed(s, ['orders:read', 'customers:read'], ['order.created']);
+    const shopper = shopperOf(h, s.storeId);
+    const productId = await insertProduct(h.db, s.storeId, { status: 'active', price_state: 'ready', price_halalas: 5_000, quantity: 5 });
+    const customer = await createCustomer(h.db, shopper, { name: 'Noura Al-Harbi', email: 'noura@example.com', mobile: '+966501234567' });
+    await placeOrder(h.db, shopper, { customerId: customer.id, items: [{ productId, quantity: 1 }] });
+    await drain();
+    const [hidden] = receiver.receivedAt(withoutContact.path);
+    const [shown] = receiver.receivedAt(withContact.path);
+    const hiddenBody = verifyDelivery(hidden!, withoutContact.secret, h.clock) as { data: { order: { customer: object } } };
+    const shownBody = verifyDelivery(shown!, withContact.secret, h.clock) as { id: string; data: { order: { id: number; customer: object } } };
+    expectWellFormedDelivery(hidden!);
+    expect(hiddenBody.data.order.customer).toEqual({ id: customer.id, name: 'Noura Al-Harbi' });
+    expect(shownBody.data.order.customer).toEqual({ id: customer.id, name: 'Noura Al-Harbi', email: 'noura@example.com', mobile: '+966501234567' });
+    expect(hidden!.body).not.toContain('noura@example.com');
+    expect(hidden!.headers['webhook-id']).toBe(shownBody.id);
+    const asApi = await request(h.app)
+      .get(`/stores/${s.storeId}/v1/orders/${shownBody.data.order.id}`)
+      .set('Authorization', `Bearer ${withoutContact.subscriber.token}`);
+    expect(asApi.body.data).toEqual(hiddenBody.data.order);
   });
 
   it('signs with both secrets for 24 hours after a rotation (two v1 signatures, each verifies), then with the new one only', async () => {
