@@ -52,12 +52,9 @@ describe('every operation is routed to its handler', () => {
     return call;
   }
 
-  it.each(entries.filter(isStub).map((entry) => [entry.operationId, entry] as const))(
-    '%s answers its stub (501 NOT_IMPLEMENTED) to a valid, authorized request',
-    async (_id, entry) => {
-      expectError(await send(entry), 501, 'NOT_IMPLEMENTED');
-    },
-  );
+  it('leaves no operation of the spec to its generated stub (501 NOT_IMPLEMENTED)', () => {
+    expect(entries.filter(isStub).map((entry) => entry.operationId)).toEqual([]);
+  });
 
   it.each(entries.filter((entry) => !isStub(entry)).map((entry) => [entry.operationId, entry] as const))(
     '%s is implemented: a request built from its examples gets a documented answer',
