@@ -56,6 +56,41 @@ describe('the code samples of the bundled spec', () => {
 
 const exec = promisify(execFile);
 
+/**
+ * The TypeScript blocks of each guide as one module (a guide's blocks build on each other), after
+ * declarations of what the guide leaves to the reader: their store, credentials, storage. Blocks
+ * that import other packages than the SDK (the webhook receiver's framework) are left out.
+ */
+function guideModules(): Array<{ name: string; source: string }> {
+  const readerOwns: Record<string, string> = {
+    storeId: 'string',
+    clientId: 'string',
+    clientSecret: 'string',
+    installationId: 'string',
+    code: 'string',
+    requestUrl: 'string',
+    id: 'string',
+    job: '{ id: string }',
+    client: 'ReaderStoreClient',
+    db: '{ saveTokens(installationId: string, tokens: ReaderStoredTokens): Promise<void>; loadTokens(installationId: string): Promise<ReaderStoredTokens | undefined> }',
+  };
+  return fs
+    .readdirSync(locations.guidesDir)
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => {
+      const blocks = [...fs.readFileSync(path.join(locations.guidesDir, name), 'utf8').matchAll(/```ts\n([\s\S]*?)```/g)]
+        .map((match) => match[1] ?? '')
+        .filter((block) => [...block.matchAll(/from '([^']+)'/g)].every((imported) => imported[1] === '@svc/client'));
+      const body = blocks.join('\n');
+      const declared = Object.entries(readerOwns)
+        .filter(([variable]) => !new RegExp(`\\b(?:const|let)\\s+(?:\\{[^}]*\\b)?${variable}\\b`).test(body))
+        .map(([variable, type]) => `declare const ${variable}: ${type};`);
+      const prelude = `import type { StoreClient as ReaderStoreClient, StoredTokens as ReaderStoredTokens } from '@svc/client';\n${declared.join('\n')}\n`;
+      return { name: `guide-${name.replace(/\.md$/, '')}`, source: `${prelude}${body}\nexport {};\n` };
+    })
+    .filter((module) => module.source.includes('@svc/client'));
+}
+
 describe('the TypeScript samples', () => {
   let dir: string;
   beforeAll(() => {
@@ -63,10 +98,15 @@ describe('the TypeScript samples', () => {
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it('compile with tsc --strict against the client’s types, each as a module of its own', async () => {
-    const files = requests.map(({ operation }) => {
-      const file = path.join(dir, `${operation.operationId}.ts`);
-      fs.writeFileSync(file, `${samplesOf(operation.method, operation.path)[1]?.source ?? ''}\n`);
+  it('compile with tsc --strict against the client’s types, each as a module of its own, and so do the guides’', async () => {
+    const modules = [
+      ...requests.map(({ operation }) => ({ name: operation.operationId, source: `${samplesOf(operation.method, operation.path)[1]?.source ?? ''}\n` })),
+      ...guideModules(),
+    ];
+    expect(modules.filter((module) => module.name.startsWith('guide-'))).toHaveLength(7);
+    const files = modules.map(({ name, source }) => {
+      const file = path.join(dir, `${name}.ts`);
+      fs.writeFileSync(file, source);
       return file;
     });
     const tsconfig = {
