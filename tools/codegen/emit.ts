@@ -26,6 +26,9 @@ export async function contractTypes(document: OpenApiDocument): Promise<string> 
   const ast = await openapiTS(document as unknown as Parameters<typeof openapiTS>[0], {
     alphabetize: true,
     exportType: true,
+    // A property with a default is optional where the spec says so: requests leave it out and get the
+    // default. openapi-typescript's default would make it required in request bodies too.
+    defaultNonNullable: false,
   });
   return `${GENERATED_HEADER}/* eslint-disable */\n${astToString(ast)}`;
 }

@@ -1,7 +1,8 @@
 /**
  * `pnpm generate`: spec/ → packages/contract (bundle, types, operation table, scope catalogue), the
  * server's handler types and registry, the client's types, stubs for operations without a handler,
- * and docs/site.
+ * and docs/site. The bundle also carries the guides (docs/guides/, CHANGELOG.md) and a curl and a
+ * TypeScript sample on every operation, which the docs site shows.
  * `pnpm generate:check`: fails when the committed generated files are out of step with spec/.
  * `pnpm docs`: rebuilds docs/site from the committed bundled spec only.
  */
@@ -10,14 +11,16 @@ import path from 'node:path';
 import { bundleSpec, bundleText } from './bundle';
 import { buildDocsSite } from './docs-site';
 import { clientTypes, contractOperations, contractScopes, contractTypes, handlerFileOf, handlerStub, serverRegistry } from './emit';
+import { readGuidePages, withGuides } from './guides';
 import { buildOperationTable } from './operation-table';
 import { locations, repoRoot } from './paths';
+import { withCodeSamples } from './samples';
 import { readScopeCatalogue, withScopeDependencyTable } from './scopes';
 
 async function generatedFiles(): Promise<{ files: Map<string, string>; table: ReturnType<typeof buildOperationTable> }> {
   const bundled = bundleSpec();
   const scopes = readScopeCatalogue(bundled);
-  const document = withScopeDependencyTable(bundled, scopes);
+  const document = withGuides(withCodeSamples(withScopeDependencyTable(bundled, scopes)), readGuidePages());
   const table = buildOperationTable(document);
   const files = new Map<string, string>([
     [locations.bundledSpec, bundleText(document)],

@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { operationTable } from '@svc/contract';
 import knex from 'knex';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import request from 'supertest';
@@ -11,6 +12,8 @@ import { ManualClock } from '../src/core/clock';
 import { createServices } from '../src/platform/services';
 
 const indexFile = path.join(docsSiteDir, 'index.html');
+/** The title of each guide in docs/guides and of CHANGELOG.md, each a section of the site. */
+const GUIDE_TITLES = ['Getting started', 'OAuth and tokens', 'Errors', 'Paging', 'Idempotency and concurrency', 'Webhooks', 'Rate limits', 'Changelog'];
 // The docs site needs no database: an in-memory SQLite that is never queried.
 const db = knex({ client: 'better-sqlite3', connection: { filename: ':memory:' }, useNullAsDefault: true });
 const services = createServices({ db, clock: new ManualClock(), rateLimits: { perInstallation: 1, perClient: 1 } });
@@ -24,6 +27,16 @@ describe('the docs site', () => {
     expect(html.match(/<(?:script|link)[^>]+(?:src|href)="(?:https?:)?\/\/[^"]+"/g)).toBeNull();
     expect(html).not.toMatch(/@import\s+url\(["']?https?:/);
     expect(html).not.toMatch(/https:\/\/cdn\.redoc(ly)?\./);
+  });
+
+  it('carries the guides, the changelog, a curl and a TypeScript sample on every operation, and the link to /openapi.json', () => {
+    const html = fs.readFileSync(indexFile, 'utf8');
+    for (const title of GUIDE_TITLES) expect(html).toContain(JSON.stringify(title));
+    expect(html).toContain('"x-traitTag":true');
+    const operations = Object.values(operationTable).length;
+    expect(html.match(/"lang":"Shell","label":"curl"/g)).toHaveLength(operations);
+    expect(html.match(/"lang":"TypeScript","label":"@svc\/client"/g)).toHaveLength(operations);
+    expect(html).toContain('(/openapi.json)');
   });
 
   it('is served at /docs', async () => {
@@ -88,6 +101,9 @@ if (!haveBrowser && process.env.REQUIRE_BROWSER === '1') throw new Error(`REQUIR
     await page.getByRole('heading', { name: /Store Management Service \(2026-10-15\)/ }).waitFor({ state: 'visible', timeout: 20000 });
     await page.getByText('Products', { exact: true }).first().click();
     await page.getByText('Create a product').first().waitFor({ state: 'visible', timeout: 10000 });
+    await page.getByText('@svc/client', { exact: true }).first().waitFor({ state: 'visible', timeout: 10000 });
+    await page.getByText('Getting started', { exact: true }).first().click();
+    await page.getByRole('heading', { name: /Start the service/ }).waitFor({ state: 'visible', timeout: 10000 });
   }
 
   it('renders from /docs', async () => {

@@ -2251,12 +2251,12 @@ export type components = {
              * @description The position among its siblings; lower comes first.
              * @default 0
              */
-            sort_order: number;
+            sort_order?: number;
             /**
              * @default active
              * @enum {string}
              */
-            status: "active" | "hidden";
+            status?: "active" | "hidden";
         };
         /** @description The response envelope around one Category. */
         CategoryEnvelope: {
@@ -3044,7 +3044,7 @@ export type components = {
              * @description Marks the product's main image; at most one image may be marked.
              * @default false
              */
-            is_default: boolean;
+            is_default?: boolean;
             url: components["schemas"]["ImageUrl"];
         };
         /** @description The response envelope around one Me. */
@@ -4901,7 +4901,7 @@ export type components = {
              * @default 1
              * @enum {integer}
              */
-            payload_version: 1;
+            payload_version?: 1;
         };
         /** @description The response envelope around one WebhookSubscription. */
         WebhookSubscriptionEnvelope: {
