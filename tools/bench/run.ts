@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import type { ChildMessage, ParentMessage, ReadyMessage, StoreReadyMessage } from './protocol';
+import { benchWebhooks, type WebhookFigures } from './webhooks';
 
 /**
  * `pnpm bench`: the store API's read path against a bare Express app, on this machine.
@@ -18,7 +19,8 @@ import type { ChildMessage, ParentMessage, ReadyMessage, StoreReadyMessage } fro
  * (10), BENCH_PRODUCTS (100000), BENCH_ORDERS (100000, simulated over 90 days; the store is built
  * once and kept under BENCH_DATA_DIR, `data/bench`), BENCH_PROFILE=<dir> (CPU profiles of the
  * servers over each measured run), BENCH_CASES=hello,products.get,… (only these), BENCH_JSON=<file>
- * (the figures as JSON).
+ * (the figures as JSON), BENCH_WEBHOOK_DELIVERIES and BENCH_WEBHOOK_BURST (10000 each; the webhook
+ * cases, tools/bench/webhooks.ts).
  */
 
 function numberFromEnv(name: string, fallback: number): number {
@@ -38,6 +40,9 @@ const PROFILE_DIR = process.env.BENCH_PROFILE ? path.resolve(process.env.BENCH_P
 /** Only these cases (comma-separated names), e.g. `hello,products.get` while profiling. */
 const CASES = process.env.BENCH_CASES ? new Set(process.env.BENCH_CASES.split(',').map((name) => name.trim())) : undefined;
 const JSON_FILE = process.env.BENCH_JSON ? path.resolve(process.env.BENCH_JSON) : undefined;
+/** The webhook cases (tools/bench/webhooks.ts): deliveries queued at once, and the burst whose outbox lag is measured. */
+const WEBHOOK_DELIVERIES = Math.round(numberFromEnv('BENCH_WEBHOOK_DELIVERIES', 10_000));
+const WEBHOOK_BURST = Math.round(numberFromEnv('BENCH_WEBHOOK_BURST', 10_000));
 /** The deep page starts after ~90 % of the store's products (id ~90,000 of 100,000). */
 const DEEP_FRACTION = 0.9;
 const WALK_LIMIT = 100;
@@ -328,6 +333,7 @@ async function main(): Promise<void> {
   if ((load1 ?? 0) > 0.5) console.warn(`  ! load average ${load1?.toFixed(2)}: other processes are using the CPUs, the figures will be low and noisy`);
   let hello: Child<ReadyMessage> | undefined;
   let api: Child<StoreReadyMessage> | undefined;
+  let webhookFigures: WebhookFigures[] = [];
   try {
     hello = await startChild('hello.ts');
     console.log(`Store: ${PRODUCTS} products and ${ORDERS} simulated orders on SQLite …`);
@@ -419,6 +425,11 @@ async function main(): Promise<void> {
 
     const checks = verdicts(new Map(figures.map((f) => [f.name, f])));
     printTable(figures, checks);
+    const webhookCases = ['webhooks.deliveries', 'webhooks.outbox lag'].filter((name) => !CASES || CASES.has(name));
+    if (webhookCases.length > 0) {
+      console.log('\nWebhooks: one dispatcher on SQLite, a receiver in its own process:');
+      webhookFigures = await benchWebhooks({ deliveries: WEBHOOK_DELIVERIES, burst: WEBHOOK_BURST, wanted: (name) => webhookCases.includes(name) });
+    }
     if (PROFILE_DIR)
       console.log(`\nCPU profiles of the servers over each measured run: ${PROFILE_DIR} (open in Chrome DevTools or: tsx tools/bench/profile.ts <file>)`);
     if (JSON_FILE) {
@@ -438,7 +449,10 @@ async function main(): Promise<void> {
         seedMs: Math.round(api.ready.seedMs),
         simulationMs: orders ? Math.round(orders.simulationMs) : undefined,
       };
-      fs.writeFileSync(JSON_FILE, `${JSON.stringify({ at: new Date().toISOString(), machine, settings, figures, checks, failures }, null, 2)}\n`);
+      fs.writeFileSync(
+        JSON_FILE,
+        `${JSON.stringify({ at: new Date().toISOString(), machine, settings, figures, checks, failures, webhooks: webhookFigures }, null, 2)}\n`,
+      );
       console.log(`Figures written to ${JSON_FILE}`);
     }
     if (failures.length > 0) {

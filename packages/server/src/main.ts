@@ -6,10 +6,10 @@ import { migrateToLatest } from './db/migrate';
 import { answerClientErrors } from './http/client-errors';
 import { bufferedOutput, createLogger } from './http/request-log';
 import { runHousekeeping, scheduleHousekeeping } from './jobs/housekeeping';
+import { createDispatcher } from './jobs/webhook-dispatcher';
 import { installDirectly } from './oauth/direct-install';
 import type { TokenResponse } from './oauth/token-endpoint';
-import type { Deps } from './platform/services';
-import { createServices } from './platform/services';
+import { type Deps, servicesFromConfig } from './platform/services';
 import { DEMO_ACTIVITY, DEMO_OWNER, type DemoSeed, seedDemo, simulateDemoActivity } from './seeds/demo';
 
 async function main(): Promise<void> {
@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   const database = createDatabase(config);
   const applied = await migrateToLatest(database);
   if (applied.length > 0) console.log(`Database   migrated: ${applied.join(', ')}`);
-  const services = createServices({ db: database, rateLimits: config.rateLimits });
+  const services = servicesFromConfig(config, database);
   const demo = config.environment === 'production' ? undefined : await seedDemo(services);
   const demoTokens =
     demo &&
@@ -43,8 +43,11 @@ async function main(): Promise<void> {
     log: (message) => logger.info(message),
     logError: (message) => logger.error(message),
   });
+  const dispatchers = Array.from({ length: config.webhooks.workers }, () => createDispatcher(services, { logError: (message) => logger.error(message) }));
+  for (const dispatcher of dispatchers) dispatcher.start();
   const stop = () => {
-    server.close(() => void housekeeping.stop().finally(() => database.destroy().finally(() => logger.flush(() => process.exit(0)))));
+    const background = () => Promise.all([housekeeping.stop(), ...dispatchers.map((dispatcher) => dispatcher.stop())]);
+    server.close(() => void background().finally(() => database.destroy().finally(() => logger.flush(() => process.exit(0)))));
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

@@ -1375,8 +1375,11 @@ export type paths = {
          *     response carries the signing secret, which is shown only here and by
          *     `webhooks.rotate_secret`. Every event type must be allowed by a scope the installation
          *     holds (`EVENT_TYPE_NOT_ALLOWED` otherwise); `issued_scopes` records the scopes that allowed
-         *     them. `endpoint_url` is `https`, or `http` for `localhost` and `127.0.0.1` only. Needs a
-         *     valid access token only (no scope).
+         *     them. `endpoint_url` is `https`, or outside production `http` for `localhost` and `127.0.0.1`
+         *     only; an address a webhook may not reach (private, loopback in production, link-local such as
+         *     169.254.169.254, carrier-grade NAT, multicast, unspecified, IPv4-mapped IPv6, in any spelling)
+         *     is `VALIDATION_FAILED`, and a name is resolved and judged again at every delivery (a name that
+         *     resolves to such an address is not called). Needs a valid access token only (no scope).
          */
         post: operations["webhooks.create"];
         delete?: never;
@@ -1418,7 +1421,8 @@ export type paths = {
         head?: never;
         /**
          * Update a webhook subscription
-         * @description Changes the endpoint, the event types or the state. `state: paused` stops delivery;
+         * @description Changes the endpoint (judged as at create: `VALIDATION_FAILED` for an address a webhook may
+         *     not reach), the event types or the state. `state: paused` stops delivery;
          *     `state: active` resumes it (also after delivery paused it when the retry schedule was spent)
          *     and clears `paused_reason`. Events that occur while a subscription is paused are not sent
          *     to it; replay them after resuming. New event types must be allowed by a scope the
@@ -1792,8 +1796,9 @@ export type webhooks = {
         put?: never;
         /**
          * Product updated
-         * @description Sent when a product changes: its content or status, price, media or SEO data, by an app or by
-         *     the merchant (stock changes send `inventory.adjusted` instead). `data.product` is the product
+         * @description Sent when a product changes: its content or status, price, media, SEO data or stock, by an app
+         *     or by the merchant. A stock change sends `inventory.adjusted` (with the adjustment) and this
+         *     event too, since the product's `resource_version` rises with it. `data.product` is the product
          *     after the change. A subscription may list it only when its installation holds `products:read`.
          *
          *     Delivery is at least once: retries and replays carry the same `webhook-id` and body `id`, so

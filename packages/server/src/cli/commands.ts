@@ -6,6 +6,7 @@ import { createCoupon, type NewCoupon } from '../domain/storefront/coupons/chang
 import type { CouponRow, CouponType } from '../domain/storefront/coupons/row';
 import { couponView } from '../domain/storefront/coupons/view';
 import { runHousekeeping } from '../jobs/housekeeping';
+import { createDispatcher, DISPATCHER_DEFAULTS } from '../jobs/webhook-dispatcher';
 import { installDirectly } from '../oauth/direct-install';
 import type { App } from '../platform/apps';
 import {
@@ -20,7 +21,7 @@ import {
   rotateClientSecret,
 } from '../platform/apps';
 import { listInstallations, uninstall } from '../platform/installations';
-import type { Deps } from '../platform/services';
+import type { Deps, Services } from '../platform/services';
 import type { Store } from '../platform/stores';
 import { createStore, endStoreMigration, findOwnerByEmail, findStore, listStores, PlatformError, startStoreMigration } from '../platform/stores';
 import { SIMULATION_BOUNDS, simulateStore } from '../seeds/simulation/run';
@@ -50,6 +51,14 @@ export interface CliIo {
   readonly env?: NodeJS.ProcessEnv;
   /** Told how far a long command is (work done, of all): `svc` draws a bar when stderr is a terminal. */
   readonly progress?: ((done: number, total: number) => void) | undefined;
+  /** What `svc worker` runs with: the process's services (sealing key, webhook settings) and when to stop. */
+  readonly worker?: WorkerIo;
+}
+
+export interface WorkerIo {
+  services(): Services;
+  /** Resolves when the worker is asked to stop (SIGINT, SIGTERM). */
+  untilStopped(): Promise<void>;
 }
 
 /** A malformed argument found while running (an id that is not a UUID): exit 2 like a parse error. */
@@ -59,6 +68,8 @@ class UsageError extends Error {}
 interface Context {
   readonly deps: Deps;
   readonly env: NodeJS.ProcessEnv;
+  readonly worker: WorkerIo | undefined;
+  readonly err: (line: string) => void;
   option(name: string): string | undefined;
   /** A flag the spec marks required: the parser has already refused a line without it. */
   required(name: string): string;
@@ -94,6 +105,8 @@ function contextFor({ command, args, values }: Invocation<Command>, io: CliIo): 
   return {
     deps: io.deps,
     env: io.env ?? process.env,
+    worker: io.worker,
+    err: io.err,
     option,
     required(name) {
       const value = option(name);
@@ -473,6 +486,26 @@ async function simulate(context: Context): Promise<Report> {
   return { json: simulationJson(request, summary), lines: keyValues(simulationFacts(request, summary)) };
 }
 
+// ---- worker ----
+
+/** Runs the webhook dispatcher in this process until it is asked to stop, then finishes the attempts on the wire. */
+async function worker(context: Context): Promise<Report> {
+  const io = context.worker;
+  if (!io) throw new Error('svc worker was started without its services');
+  const concurrency = positiveNumber(context.option('concurrency') ?? String(DISPATCHER_DEFAULTS.concurrency), '--concurrency');
+  const dispatcher = createDispatcher(io.services(), { concurrency, logError: context.err });
+  dispatcher.start();
+  context.err(`svc worker: delivering webhooks with ${concurrency} attempts at once; stop with SIGINT or SIGTERM`);
+  await io.untilStopped();
+  await dispatcher.stop();
+  return { json: { stopped: true }, lines: ['svc worker: stopped'] };
+}
+
+function positiveNumber(value: string, what: string): number {
+  if (!/^[1-9][0-9]{0,3}$/.test(value)) throw new UsageError(`${what} must be a whole number from 1 to 9999, not "${value}"`);
+  return Number(value);
+}
+
 /** Every command, in the order the usage lists them. */
 export const COMMANDS: readonly Command[] = [
   {
@@ -602,8 +635,16 @@ export const COMMANDS: readonly Command[] = [
     args: [],
     options: {},
     description:
-      'Delete what has expired (idempotency keys, sessions, consent requests, codes, launch tokens, token operations, rate-limit windows) in batches of 1,000 rows, as the server does every 10 minutes; prints the rows deleted per table.',
+      'Delete what has expired (idempotency keys, sessions, consent requests, codes, launch tokens, token operations, rate-limit windows, and webhook events, deliveries and attempts after 30 days) in batches of 1,000 rows, as the server does every 10 minutes; prints the rows deleted per table.',
     run: housekeeping,
+  },
+  {
+    words: ['worker'],
+    args: [],
+    options: { concurrency: text('<n>') },
+    description:
+      "Deliver webhooks from the outbox until stopped (SIGINT or SIGTERM finish the attempts under way), beside or instead of the server's own dispatcher (WEBHOOK_WORKERS=0).",
+    run: worker,
   },
 ];
 

@@ -2,6 +2,7 @@ import { systemClock } from '../core/clock';
 import { loadConfig } from '../core/config';
 import { createDatabase } from '../db/connection';
 import { migrateToLatest } from '../db/migrate';
+import { servicesFromConfig } from '../platform/services';
 import { runCli } from './commands';
 import { progressBar } from './output';
 
@@ -22,6 +23,15 @@ async function main(): Promise<number> {
     await migrateToLatest(db);
     return await runCli(process.argv.slice(2), {
       deps: { db, clock: systemClock },
+      worker: {
+        services: () => servicesFromConfig(config, db),
+        // `on`, not `once`: a signal sent to the process group also comes relayed by tsx, and a second one must not kill the worker mid-shutdown.
+        untilStopped: () =>
+          new Promise((resolve) => {
+            process.on('SIGINT', () => resolve());
+            process.on('SIGTERM', () => resolve());
+          }),
+      },
       out: (line) => process.stdout.write(`${line}\n`),
       err: (line) => process.stderr.write(`${line}\n`),
       progress: terminalProgress(process.stderr),

@@ -31,6 +31,20 @@ export interface Config {
    * those addresses, subnets and Express's names for ranges.
    */
   readonly trustProxy: TrustProxy;
+  /**
+   * `SECRET_KEY`: the AES-256-GCM key that seals what the server must read back (webhook signing
+   * secrets, stored idempotent answers). Required in production; elsewhere, when unset, a key is made
+   * once and kept in `dataDir` (credentials/sealing.ts).
+   */
+  readonly secretKey: Buffer | undefined;
+  readonly webhooks: WebhookConfig;
+}
+
+export interface WebhookConfig {
+  /** `WEBHOOK_WORKERS`: how many dispatchers the server runs (default 1); 0 leaves delivery to `svc worker`. */
+  readonly workers: number;
+  /** `WEBHOOK_RETRY_SCHEDULE`: the delays before each retry, in ms (comma-separated); the design's schedule when unset. */
+  readonly retryScheduleMs: readonly number[] | undefined;
 }
 
 export type TrustProxy = false | number | readonly string[];
@@ -99,6 +113,47 @@ function positiveIntegerOf(name: string, value: string | undefined, fallback: nu
   return number;
 }
 
+export const SECRET_KEY_BYTES = 32;
+
+/** A 32-byte key written as 64 hexadecimal digits or in base64 (44 characters, or 43 in base64url); undefined otherwise. */
+export function parseSecretKey(text: string): Buffer | undefined {
+  if (/^[0-9a-fA-F]{64}$/.test(text)) return Buffer.from(text, 'hex');
+  if (/^[A-Za-z0-9+/]{43}=$/.test(text)) return Buffer.from(text, 'base64');
+  if (/^[A-Za-z0-9_-]{43}$/.test(text)) return Buffer.from(text, 'base64url');
+  return undefined;
+}
+
+function secretKeyOf(value: string | undefined, environment: Environment): Buffer | undefined {
+  if (value === undefined || value === '') {
+    if (environment === 'production')
+      throw new Error('SECRET_KEY is required in production: 32 random bytes as 64 hex digits or base64 (openssl rand -hex 32)');
+    return undefined;
+  }
+  const key = parseSecretKey(value.trim());
+  if (!key) throw new Error('SECRET_KEY must be 32 bytes as 64 hex digits or base64 (openssl rand -hex 32)');
+  return key;
+}
+
+function nonNegativeIntegerOf(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const number = Number(value);
+  if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(number)) throw new Error(`${name} must be a whole number (0 or more), not "${value}"`);
+  return number;
+}
+
+/** At most a day between attempts: a longer wait is a typo, not a schedule. */
+const LONGEST_RETRY_DELAY_MS = 86_400_000;
+
+function retryScheduleOf(value: string | undefined): readonly number[] | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const delays = value.split(',').map((part) => part.trim());
+  const valid = delays.every((delay) => /^[0-9]{1,8}$/.test(delay) && Number(delay) <= LONGEST_RETRY_DELAY_MS);
+  if (!valid || delays.length > 20) {
+    throw new Error(`WEBHOOK_RETRY_SCHEDULE must be up to 20 comma-separated delays in milliseconds (each at most a day), not "${value}"`);
+  }
+  return delays.map(Number);
+}
+
 /** Reads the configuration from the environment; every setting has a default. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const environment = environmentOf(env.NODE_ENV);
@@ -115,5 +170,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     logLevel: logLevelOf(env.LOG_LEVEL),
     trustProxy: trustProxyOf(env.TRUST_PROXY),
+    secretKey: secretKeyOf(env.SECRET_KEY, environment),
+    webhooks: {
+      workers: nonNegativeIntegerOf('WEBHOOK_WORKERS', env.WEBHOOK_WORKERS, 1),
+      retryScheduleMs: retryScheduleOf(env.WEBHOOK_RETRY_SCHEDULE),
+    },
   };
 }

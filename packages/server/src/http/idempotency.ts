@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { ApiError, type ErrorCode, type ErrorExtras, isApiError } from '../core/errors';
+import { SEALED_PREFIX, type Sealer } from '../credentials/sealing';
 import { type ExpiryRule, expiresAtRule } from '../platform/housekeeping';
 import type { Deps } from '../platform/services';
 
@@ -122,8 +123,31 @@ async function claim({ db, clock }: Deps, scope: IdempotencyScope): Promise<Clai
   throw inProgress();
 }
 
+/**
+ * The stored outcome is sealed when a sealer is given (the app always gives one): an answer may hold
+ * a secret shown once (a webhook signing secret), and one rule for every answer needs no list of
+ * which answers do. Rows written before sealing are plain JSON and still read.
+ */
+const answerPurpose = (id: string) => `idempotent-answer:${id}`;
+
+function storedOutcomeText(sealer: Sealer | undefined, id: string, outcome: StoredOutcome<unknown>): string {
+  const json = JSON.stringify(outcome);
+  return sealer ? sealer.seal(json, answerPurpose(id)) : json;
+}
+
+function storedOutcomeOf<T>(sealer: Sealer | undefined, row: IdempotencyRow): StoredOutcome<T> {
+  const stored = row.response_body as string;
+  if (!stored.startsWith(SEALED_PREFIX)) return JSON.parse(stored) as StoredOutcome<T>;
+  if (!sealer) throw new Error('A sealed idempotent answer cannot be read without the secret key');
+  return JSON.parse(sealer.open(stored, answerPurpose(row.id))) as StoredOutcome<T>;
+}
+
+/** What runIdempotently works with: the database, the clock and, to seal stored answers, the sealer. */
+export type IdempotencyDeps = Deps & { readonly sealer?: Sealer };
+
 /** Marks our claim completed with the outcome; false when the claim was lost (its lease was taken over). */
 async function complete(
+  sealer: Sealer | undefined,
   db: Knex | Knex.Transaction,
   id: string,
   leaseUntil: number,
@@ -137,7 +161,7 @@ async function complete(
       state: 'completed',
       response_status: status,
       response_headers: JSON.stringify(headers),
-      response_body: JSON.stringify(outcome),
+      response_body: storedOutcomeText(sealer, id, outcome),
       lease_until: null,
     });
   return updated === 1;
@@ -149,10 +173,10 @@ const replayedErrors = new WeakSet<ApiError>();
 export const isReplayedError = (error: unknown): boolean => isApiError(error) && replayedErrors.has(error);
 
 /** The stored outcome again: the response with `replayed: true`, or the same ApiError thrown again. */
-function replay<T>(row: IdempotencyRow): IdempotentResponse<T> {
+function replay<T>(sealer: Sealer | undefined, row: IdempotencyRow): IdempotentResponse<T> {
   const status = row.response_status as number;
   const headers = JSON.parse(row.response_headers ?? '{}') as Record<string, string>;
-  const outcome = JSON.parse(row.response_body as string) as StoredOutcome<T>;
+  const outcome = storedOutcomeOf<T>(sealer, row);
   if (outcome.kind === 'error') {
     const error = new ApiError(outcome.code, outcome.message, { ...outcome.extras, status });
     replayedErrors.add(error);
@@ -175,14 +199,14 @@ class ClaimLost extends Error {}
  * has one connection, which the transaction holds).
  */
 export async function runIdempotently<T>(
-  deps: Deps,
+  deps: IdempotencyDeps,
   scope: IdempotencyScope,
   work: (trx: Knex.Transaction) => Promise<WorkResponse<T>>,
 ): Promise<IdempotentResponse<T>> {
   const claimed = await claim(deps, scope);
   if (!claimed.owned) {
     if (claimed.row.state === 'in_progress') throw inProgress();
-    return replay<T>(claimed.row);
+    return replay<T>(deps.sealer, claimed.row);
   }
   const { id, leaseUntil } = claimed;
   try {
@@ -190,7 +214,7 @@ export async function runIdempotently<T>(
       const response = await work(trx);
       const headers = { ...(response.headers ?? {}) };
       const outcome: StoredOutcome<T> = { kind: 'response', body: JSON.parse(JSON.stringify(response.body ?? null)) as T };
-      if (!(await complete(trx, id, leaseUntil, response.status, headers, outcome))) throw new ClaimLost();
+      if (!(await complete(deps.sealer, trx, id, leaseUntil, response.status, headers, outcome))) throw new ClaimLost();
       return { status: response.status, body: outcome.body, headers, replayed: false };
     });
   } catch (error) {
@@ -198,7 +222,15 @@ export async function runIdempotently<T>(
     if (isApiError(error)) {
       // The work's changes were rolled back; its answer is the key's outcome from now on.
       const { code, message, extras, status } = error;
-      await complete(deps.db, id, leaseUntil, status, {}, { kind: 'error', code, message, extras: JSON.parse(JSON.stringify(extras)) as ErrorExtras });
+      await complete(
+        deps.sealer,
+        deps.db,
+        id,
+        leaseUntil,
+        status,
+        {},
+        { kind: 'error', code, message, extras: JSON.parse(JSON.stringify(extras)) as ErrorExtras },
+      );
       throw error;
     }
     await deps.db('idempotency_keys').where({ id, state: 'in_progress', lease_until: leaseUntil }).delete();

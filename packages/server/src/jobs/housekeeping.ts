@@ -1,10 +1,12 @@
 import { signInLimitsExpiry } from '../dashboard/sign-in-guard';
+import { webhookAttemptsExpiry, webhookDeliveriesExpiry } from '../domain/webhooks/delivery';
 import { idempotencyKeysExpiry } from '../http/idempotency';
 import { authorizationRequestsExpiry } from '../oauth/consent';
 import { launchTokensExpiry } from '../oauth/launch';
 import { tokenOperationsExpiry } from '../oauth/operations';
 import { authorizationCodesExpiry } from '../oauth/token-endpoint';
 import { deleteExpired, type ExpiryRule, expiresAtRule, SWEEP_LIMITS, type SweepLimits, type TableSweep } from '../platform/housekeeping';
+import { outboxEventsExpiry } from '../platform/outbox';
 import { rateLimitWindowsExpiry } from '../platform/rate-limit';
 import type { Deps } from '../platform/services';
 
@@ -19,6 +21,9 @@ export const EXPIRY_RULES: readonly ExpiryRule[] = [
   tokenOperationsExpiry,
   rateLimitWindowsExpiry,
   signInLimitsExpiry,
+  outboxEventsExpiry,
+  webhookDeliveriesExpiry,
+  webhookAttemptsExpiry,
 ];
 
 /** One housekeeping run: deletes what has expired in every table, in bounded batches. */

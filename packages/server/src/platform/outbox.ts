@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { toIso } from '../core/clock';
 import type { Db } from '../db/transactions';
+import type { ExpiryRule } from './housekeeping';
 
 /** The interface date version every event envelope carries. */
 export const API_VERSION = '2026-10-15';
@@ -37,3 +38,12 @@ export async function recordEvent(db: Db, event: DomainEvent): Promise<string> {
   });
   return id;
 }
+
+/** Events are kept 30 days (what `webhooks.replay` can reach), and until they were fanned out to their deliveries. */
+export const OUTBOX_KEPT_MS = 30 * 24 * 60 * 60 * 1000;
+
+export const outboxEventsExpiry: ExpiryRule = {
+  table: 'outbox_events',
+  key: 'id',
+  expired: (rows, now) => rows.whereNotNull('dispatched_at').where('occurred_at', '<=', now - OUTBOX_KEPT_MS),
+};

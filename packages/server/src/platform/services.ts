@@ -1,8 +1,10 @@
 import type { Knex } from 'knex';
 import { type Clock, systemClock } from '../core/clock';
-import type { Config } from '../core/config';
+import type { Config, Environment } from '../core/config';
 import { QUOTA_WINDOW_MS } from '../core/limits';
+import { derivedKey, developmentKey, type Sealer, sealerOf } from '../credentials/sealing';
 import { databaseCounter, memoryCounter, type Quota, type RateLimiter, rateLimiter } from './rate-limit';
+import { type AddressPolicy, httpTransport, type Resolver, type WebhookTransport } from './webhook-transport';
 
 /** What every domain function works with: the database and the clock (both injected, never global). */
 export interface Deps {
@@ -10,21 +12,52 @@ export interface Deps {
   readonly clock: Clock;
 }
 
+/** How webhooks are delivered by this process: which endpoints are allowed, how they are called, how often retried. */
+export interface WebhookSettings {
+  /** Production takes `https` endpoints on public addresses only; elsewhere `http` and loopback receivers are allowed too. */
+  readonly environment: Environment;
+  readonly policy: AddressPolicy;
+  readonly transport: WebhookTransport;
+  /** The delays before each retry (the design's schedule, or `WEBHOOK_RETRY_SCHEDULE`). */
+  readonly retryScheduleMs: readonly number[];
+}
+
 /** Everything the handlers reach the domain through: one object per running app. */
 export interface Services extends Deps {
   readonly limiter: RateLimiter;
   readonly quotas: { readonly installation: Quota; readonly client: Quota };
+  /** Seals what the server must read back (signing secrets, stored idempotent answers). */
+  readonly sealer: Sealer;
+  readonly webhooks: WebhookSettings;
+}
+
+/** About 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: eight attempts over about 28 hours (docs/decisions.md, "Webhooks"). */
+export const RETRY_SCHEDULE_MS: readonly number[] = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
+
+/** The key of tests and tools (public: it seals nothing real); a `svc worker` they start is given it as SECRET_KEY. */
+export const TOOLS_KEY = derivedKey('tests and tools');
+
+export interface WebhookOptions {
+  readonly environment?: Environment;
+  readonly resolve?: Resolver;
+  readonly transport?: WebhookTransport;
+  readonly retryScheduleMs?: readonly number[];
 }
 
 export interface ServiceOptions {
   db: Knex;
   clock?: Clock;
   rateLimits: Config['rateLimits'];
+  /** The sealing key (`SECRET_KEY` or the data directory's); without one, a key derived from a public text, for tests and tools. */
+  secretKey?: Buffer;
+  webhooks?: WebhookOptions;
 }
 
 /** Rate-limit counters live in PostgreSQL when several instances share it, in memory on SQLite. */
-export function createServices({ db, clock = systemClock, rateLimits }: ServiceOptions): Services {
+export function createServices({ db, clock = systemClock, rateLimits, secretKey, webhooks = {} }: ServiceOptions): Services {
   const counter = db.client.config.client === 'pg' ? databaseCounter(db) : memoryCounter();
+  const environment = webhooks.environment ?? 'development';
+  const policy: AddressPolicy = { allowLoopback: environment !== 'production' };
   return {
     db,
     clock,
@@ -33,5 +66,22 @@ export function createServices({ db, clock = systemClock, rateLimits }: ServiceO
       installation: { policy: 'installation', limit: rateLimits.perInstallation, windowMs: QUOTA_WINDOW_MS },
       client: { policy: 'client', limit: rateLimits.perClient, windowMs: QUOTA_WINDOW_MS },
     },
+    sealer: sealerOf(secretKey ?? TOOLS_KEY),
+    webhooks: {
+      environment,
+      policy,
+      transport: webhooks.transport ?? httpTransport({ policy, clock, ...(webhooks.resolve ? { resolve: webhooks.resolve } : {}) }),
+      retryScheduleMs: webhooks.retryScheduleMs ?? RETRY_SCHEDULE_MS,
+    },
   };
+}
+
+/** The services of a running process (the server, `svc worker`): the configured key (or the data directory's outside production) and webhook settings. */
+export function servicesFromConfig(config: Config, db: Knex): Services {
+  return createServices({
+    db,
+    rateLimits: config.rateLimits,
+    secretKey: config.secretKey ?? developmentKey(config.dataDir),
+    webhooks: { environment: config.environment, ...(config.webhooks.retryScheduleMs ? { retryScheduleMs: config.webhooks.retryScheduleMs } : {}) },
+  });
 }

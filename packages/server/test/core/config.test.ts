@@ -19,7 +19,7 @@ describe('configuration from the environment', () => {
   });
 
   it('turns response validation and internal messages off in production', () => {
-    expect(loadConfig({ NODE_ENV: 'production' })).toMatchObject({ validateResponses: false, exposeInternalErrors: false });
+    expect(loadConfig({ NODE_ENV: 'production', SECRET_KEY: 'a'.repeat(64) })).toMatchObject({ validateResponses: false, exposeInternalErrors: false });
   });
 
   it.each(['-1', '65536', 'abc', '80.5'])('refuses PORT=%p with a clear message', (port) => {
@@ -83,6 +83,34 @@ describe('configuration from the environment', () => {
 
     it('refuses true, which would let any client choose its own address', () => {
       expect(() => loadConfig({ TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY must be .*"true" would let any client choose its own address/);
+    });
+  });
+
+  describe('SECRET_KEY and the webhook settings', () => {
+    it('refuses to start in production without SECRET_KEY, and takes 32 bytes in hex or base64', () => {
+      expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/SECRET_KEY is required in production/);
+      expect(loadConfig({ NODE_ENV: 'production', SECRET_KEY: 'ab'.repeat(32) }).secretKey).toEqual(Buffer.alloc(32, 0xab));
+      expect(loadConfig({ SECRET_KEY: Buffer.alloc(32, 7).toString('base64') }).secretKey).toEqual(Buffer.alloc(32, 7));
+      expect(loadConfig({}).secretKey).toBeUndefined();
+      for (const bad of ['ab'.repeat(31), Buffer.alloc(16).toString('base64'), 'not a key']) {
+        expect(() => loadConfig({ SECRET_KEY: bad })).toThrow(/SECRET_KEY must be 32 bytes/);
+      }
+    });
+
+    it('runs one dispatcher in the server unless WEBHOOK_WORKERS says otherwise (0 disables it)', () => {
+      expect(loadConfig({}).webhooks.workers).toBe(1);
+      expect(loadConfig({ WEBHOOK_WORKERS: '0' }).webhooks.workers).toBe(0);
+      expect(loadConfig({ WEBHOOK_WORKERS: '3' }).webhooks.workers).toBe(3);
+      expect(() => loadConfig({ WEBHOOK_WORKERS: '-1' })).toThrow(/WEBHOOK_WORKERS/);
+      expect(() => loadConfig({ WEBHOOK_WORKERS: 'two' })).toThrow(/WEBHOOK_WORKERS/);
+    });
+
+    it('reads WEBHOOK_RETRY_SCHEDULE as comma-separated milliseconds, refusing anything else', () => {
+      expect(loadConfig({}).webhooks.retryScheduleMs).toBeUndefined();
+      expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '100, 200,0' }).webhooks.retryScheduleMs).toEqual([100, 200, 0]);
+      for (const bad of ['1s', '100,,200', '-5', '1.5', '86400001']) {
+        expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: bad })).toThrow(/WEBHOOK_RETRY_SCHEDULE must be/);
+      }
     });
   });
 });

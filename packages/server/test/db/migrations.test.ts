@@ -40,6 +40,9 @@ const TABLES = [
   'daily_product_sales',
   'daily_category_sales',
   'pages',
+  'webhook_subscriptions',
+  'webhook_deliveries',
+  'webhook_attempts',
 ];
 
 describe.each(testDatabases())('schema on $name', (testDatabase) => {
@@ -58,6 +61,7 @@ describe.each(testDatabases())('schema on $name', (testDatabase) => {
       '005_sign_in_limits',
       '006_storefront',
       '007_pages',
+      '008_webhooks',
     ]);
     for (const table of TABLES) expect(await database.schema.hasTable(table)).toBe(true);
     expect(await migrateToLatest(database)).toEqual([]);

@@ -270,9 +270,12 @@ describe.each(testDatabases())('housekeeping on $name', (testDatabase) => {
       'dashboard_sessions',
       'idempotency_keys',
       'launch_tokens',
+      'outbox_events',
       'rate_limit_windows',
       'sign_in_limits',
       'token_operations',
+      'webhook_attempts',
+      'webhook_deliveries',
     ]);
   });
 });

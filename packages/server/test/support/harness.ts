@@ -35,12 +35,20 @@ export interface HarnessOptions {
   logger?: AppOptions['logger'];
 }
 
+/** Tests reach no outside network: `localhost` is this machine, every other name has no address. */
+export const localOnlyResolver = async (hostname: string): Promise<string[]> => (hostname === 'localhost' ? ['127.0.0.1'] : []);
+
 /** A migrated database, a manual clock and the app over them, with response validation on. */
 export async function openHarness(testDatabase: TestDatabase, options: HarnessOptions = {}): Promise<Harness> {
   const db = await testDatabase.open();
   await migrateToLatest(db);
   const clock = new ManualClock();
-  const services = createServices({ db, clock, rateLimits: options.rateLimits ?? { perInstallation: 1000, perClient: 1000 } });
+  const services = createServices({
+    db,
+    clock,
+    rateLimits: options.rateLimits ?? { perInstallation: 1000, perClient: 1000 },
+    webhooks: { environment: 'test', resolve: localOnlyResolver },
+  });
   const app = createApp({ config: { validateResponses: true, exposeInternalErrors: true }, services, logger: options.logger });
   return { db, clock, services, app };
 }

@@ -6,6 +6,7 @@ import * as catalog from './004_catalog';
 import * as signInLimits from './005_sign_in_limits';
 import * as storefront from './006_storefront';
 import * as pages from './007_pages';
+import * as webhooks from './008_webhooks';
 
 /** Every migration in order. Listed in code (not read from disk) so tsx, jest and builds agree. */
 export const migrations: ReadonlyArray<{ name: string; migration: Knex.Migration }> = [
@@ -16,4 +17,5 @@ export const migrations: ReadonlyArray<{ name: string; migration: Knex.Migration
   { name: '005_sign_in_limits', migration: signInLimits },
   { name: '006_storefront', migration: storefront },
   { name: '007_pages', migration: pages },
+  { name: '008_webhooks', migration: webhooks },
 ];

@@ -1,4 +1,13 @@
-import { notImplemented } from '../../http/handler';
+import { listSubscriptions } from '../../domain/webhooks/subscriptions/queries';
+import { viewOfSubscription } from '../../domain/webhooks/subscriptions/view';
+import { envelope } from '../../http/envelope';
+import type { Handler } from '../../http/handler';
+import { subscriberOf } from './subscriber';
 
-/** `webhooks.list`: GET /stores/{storeId}/v1/webhook-subscriptions. Not built yet: answers 501 NOT_IMPLEMENTED. */
-export default notImplemented('webhooks.list');
+/** `webhooks.list`: GET /stores/{storeId}/v1/webhook-subscriptions. Every subscription of the installation, secrets never shown. */
+const webhooksList: Handler<'webhooks.list'> = async (context) => {
+  const rows = await listSubscriptions(context.db, subscriberOf(context));
+  return { status: 200, body: envelope(context, rows.map(viewOfSubscription)) };
+};
+
+export default webhooksList;

@@ -1,4 +1,16 @@
-import { notImplemented } from '../../http/handler';
+import { testSubscription } from '../../domain/webhooks/replay';
+import { envelope } from '../../http/envelope';
+import type { Handler } from '../../http/handler';
+import { subscriberOf } from './subscriber';
 
-/** `webhooks.test`: POST /stores/{storeId}/v1/webhook-subscriptions/{id}/test. Not built yet: answers 501 NOT_IMPLEMENTED. */
-export default notImplemented('webhooks.test');
+/**
+ * `webhooks.test`: POST /stores/{storeId}/v1/webhook-subscriptions/{id}/test. One attempt now, its
+ * outcome answered (a failure is a 200 too); under the Idempotency-Key, a repeat answers the stored
+ * outcome without sending again.
+ */
+const webhooksTest: Handler<'webhooks.test'> = async (context) => {
+  const attempt = await testSubscription(context.services, context.db, subscriberOf(context), context.params.id);
+  return { status: 200, body: envelope(context, attempt) };
+};
+
+export default webhooksTest;

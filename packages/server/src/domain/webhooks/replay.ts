@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto';
+import type { components } from '@svc/contract';
+import { ApiError } from '../../core/errors';
+import { fromJsonList } from '../../db/json-lists';
+import { type Db, inTransaction } from '../../db/transactions';
+import { OUTBOX_KEPT_MS } from '../../platform/outbox';
+import { type DeliveryDeps, sendTestEvent, type WebhookDeliveryAttempt } from './delivery';
+import { mayReceive, scopesAllowing } from './event-types';
+import type { Subscriber } from './subscriptions/changes';
+import { lockSubscription } from './subscriptions/queries';
+import { subscriptionRevoked } from './subscriptions/row';
+
+type WebhookReplay = components['schemas']['WebhookReplay'];
+type WebhookReplayRequest = components['schemas']['WebhookReplayRequest'];
+
+/** The longest range one replay takes. */
+export const REPLAY_RANGE_MS = 7 * 24 * 60 * 60 * 1000;
+
+const rangeInvalid = (field: '/from' | '/to', message: string) =>
+  new ApiError('VALIDATION_FAILED', 'The replay range must be at most 7 days long and start within the last 30 days.', {
+    details: [{ location: 'body', field, message }],
+  });
+
+/** An instant as the replay echoes it: UTC, to the second (milliseconds only when there are any). */
+const echoed = (instant: number) => new Date(instant).toISOString().replace('.000Z', 'Z');
+
+/**
+ * webhooks.replay: queues again, as deliveries of this subscription, the stored events of `[from,
+ * to)` of the listed types (every type of the subscription that its scopes allow, by default), with
+ * their original ids and bodies. `app.uninstalled` is the subscription's own installation's only;
+ * `webhook.test` events are not stored, so never replayed. Delivered like any event, also while the
+ * subscription is paused.
+ */
+export function replayEvents(db: Db, subscriber: Subscriber, id: string, body: WebhookReplayRequest): Promise<WebhookReplay> {
+  return inTransaction(db, async (trx) => {
+    const subscription = await lockSubscription(trx, subscriber, id);
+    if (subscription.state === 'revoked') throw subscriptionRevoked();
+    const from = Date.parse(body.from);
+    const to = Date.parse(body.to);
+    if (!(to > from)) throw rangeInvalid('/to', 'must be after from');
+    if (to - from > REPLAY_RANGE_MS) throw rangeInvalid('/to', 'must be at most 7 days after from');
+    if (from < subscriber.now - OUTBOX_KEPT_MS) throw rangeInvalid('/from', 'must be within the last 30 days, for which events are kept');
+    const subscribed = fromJsonList(subscription.event_types);
+    const types = body.event_types ?? subscribed.filter((type) => mayReceive(type, subscriber.scopes));
+    const outside = types.findIndex((type) => !subscribed.includes(type));
+    if (outside >= 0) {
+      throw new ApiError('EVENT_TYPE_NOT_ALLOWED', `The event type '${types[outside]}' is not among the subscription's event types.`, {
+        details: [{ location: 'body', field: `/event_types/${outside}`, message: "is not among the subscription's event types" }],
+      });
+    }
+    scopesAllowing(types, subscriber.scopes);
+    const now = subscriber.now;
+    const events = trx('outbox_events')
+      .where({ store_id: subscription.store_id })
+      .whereIn('type', types)
+      .where('occurred_at', '>=', from)
+      .where('occurred_at', '<', to)
+      .where((query) => query.whereNot('type', 'app.uninstalled').orWhere('installation_id', subscription.installation_id));
+    const [counted] = await events.clone().count<{ n: number | string }[]>({ n: '*' });
+    const inserted = events
+      .clone()
+      .select(
+        trx.raw('? as subscription_id', [subscription.id]),
+        'id as event_id',
+        'type as event_type',
+        trx.raw("'replay' as kind"),
+        trx.raw("'pending' as state"),
+        trx.raw('0 as attempts'),
+        trx.raw('? as next_attempt_at', [now]),
+        trx.raw('? as created_at', [now]),
+      );
+    await trx
+      .into(
+        trx.raw('?? (??, ??, ??, ??, ??, ??, ??, ??)', [
+          'webhook_deliveries',
+          'subscription_id',
+          'event_id',
+          'event_type',
+          'kind',
+          'state',
+          'attempts',
+          'next_attempt_at',
+          'created_at',
+        ]),
+      )
+      .insert(inserted);
+    return {
+      id: randomUUID(),
+      from: echoed(from),
+      to: echoed(to),
+      event_types: (types.length > 0 ? types : subscribed) as WebhookReplay['event_types'],
+      events_count: Number(counted?.n ?? 0),
+      requested_at: echoed(now),
+    };
+  });
+}
+
+/** webhooks.test on the subscriber's own subscription (also while paused; 409 once revoked). */
+export async function testSubscription(deps: DeliveryDeps, db: Db, subscriber: Subscriber, id: string): Promise<WebhookDeliveryAttempt> {
+  const subscription = await lockSubscription(db, subscriber, id);
+  if (subscription.state === 'revoked') throw subscriptionRevoked();
+  return sendTestEvent(deps, db, subscription);
+}

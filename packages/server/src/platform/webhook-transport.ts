@@ -1,0 +1,152 @@
+import dns from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
+import type { Clock } from '../core/clock';
+
+/**
+ * Which addresses a webhook may reach. Only ordinary public unicast addresses, judged after parsing
+ * (ipaddr.js), so no spelling of an address slips through: link-local (the cloud metadata address
+ * 169.254.169.254), unspecified, broadcast, multicast, private, carrier-grade NAT, reserved and
+ * documentation ranges, IPv6 link-local, unique-local and unspecified, and every IPv6 form that
+ * embeds an IPv4 address (IPv4-mapped, NAT64, 6to4, Teredo) are refused. Loopback is allowed only
+ * outside production, for a receiver on the developer's machine.
+ */
+export interface AddressPolicy {
+  readonly allowLoopback: boolean;
+}
+
+/** Why an address is refused, or undefined when a webhook may reach it. Input that is not an IP address is refused. */
+export function refusedAddress(address: string, policy: AddressPolicy): string | undefined {
+  const bare = address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address;
+  if (!ipaddr.isValid(bare)) return 'is not an IP address';
+  const parsed = ipaddr.parse(bare);
+  const range = parsed.range();
+  if (range === 'unicast') return undefined;
+  if (range === 'loopback' && policy.allowLoopback) return undefined;
+  return `is in a range webhooks may not reach (${range})`;
+}
+
+/** An IP address written as the URL parser leaves a host (IPv6 in brackets), or undefined for a name. */
+export function ipLiteralOf(hostname: string): string | undefined {
+  const bare = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
+  return ipaddr.isValid(bare) && (bare.includes(':') || ipaddr.IPv4.isValidFourPartDecimal(bare)) ? bare : undefined;
+}
+
+/** Every address a name resolves to; injected so tests decide what a name resolves to. */
+export type Resolver = (hostname: string) => Promise<readonly string[]>;
+
+export const systemResolver: Resolver = async (hostname) => (await dns.promises.lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
+
+export interface WebhookRequest {
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+/** What the endpoint answered, or why nothing was answered; `latencyMs` is from sending to the end of the answer or the failure. */
+export type WebhookOutcome = { readonly status: number; readonly latencyMs: number } | { readonly error: string; readonly latencyMs: number };
+
+/** Sends one delivery attempt; never throws (a failure is an outcome). */
+export type WebhookTransport = (request: WebhookRequest) => Promise<WebhookOutcome>;
+
+export interface TransportOptions {
+  readonly policy: AddressPolicy;
+  readonly resolve?: Resolver;
+  readonly clock: Clock;
+  /** The design's 15 seconds per attempt. */
+  readonly timeoutMs?: number;
+}
+
+export const ATTEMPT_TIMEOUT_MS = 15_000;
+/** Only the status counts; a receiver's body is read (so the connection can be reused) up to this and dropped. */
+const MAX_RESPONSE_BYTES = 64 * 1024;
+
+/**
+ * The HTTP client of deliveries (node:http/https, keep-alive). The name is resolved by `resolve` and
+ * every address it gives is judged before the connection is made to one of them, in the socket's
+ * own lookup, so the address checked is the address called (no second resolution a rebinding DNS
+ * server could answer differently).
+ */
+export function httpTransport({ policy, resolve = systemResolver, clock, timeoutMs = ATTEMPT_TIMEOUT_MS }: TransportOptions): WebhookTransport {
+  const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+  const lookup: LookupFunction = (hostname, options, callback) => {
+    resolve(hostname).then(
+      (addresses) => {
+        const usable = addresses.filter(
+          (address) => options.family === undefined || options.family === 0 || ipaddr.parse(address).kind() === (options.family === 6 ? 'ipv6' : 'ipv4'),
+        );
+        const refused = addresses.map((address) => ({ address, why: refusedAddress(address, policy) })).find((entry) => entry.why);
+        if (refused)
+          return callback(Object.assign(new Error(`${hostname} resolves to ${refused.address}, which ${refused.why}`), { code: 'EREFUSEDADDRESS' }), '', 0);
+        if (usable.length === 0) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
+        const entries = usable.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+        if (options.all) return (callback as unknown as (error: null, entries: { address: string; family: number }[]) => void)(null, entries);
+        const [first] = entries as [{ address: string; family: number }];
+        return callback(null, first.address, first.family);
+      },
+      (error: unknown) => callback(error instanceof Error ? error : new Error(String(error)), '', 0),
+    );
+  };
+  return (request) =>
+    new Promise((resolvePromise) => {
+      const started = clock.now();
+      let settled = false;
+      // A response can end, close and fail: the first of them is the outcome.
+      const finish = (outcome: { status: number } | { error: string }) => {
+        if (settled) return;
+        settled = true;
+        resolvePromise({ ...outcome, latencyMs: Math.max(0, clock.now() - started) });
+      };
+      let url: URL;
+      try {
+        url = new URL(request.url);
+      } catch {
+        return finish({ error: 'The endpoint URL is not valid.' });
+      }
+      const literal = ipLiteralOf(url.hostname);
+      const refused = literal === undefined ? undefined : refusedAddress(literal, policy);
+      if (refused) return finish({ error: `The endpoint's address ${literal} ${refused}.` });
+      const secure = url.protocol === 'https:';
+      const outgoing = (secure ? https : http).request(url, {
+        method: 'POST',
+        headers: { ...request.headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(request.body)) },
+        agent: secure ? agents.https : agents.http,
+        lookup,
+      });
+      const timer = setTimeout(() => outgoing.destroy(new TimeoutError()), timeoutMs);
+      outgoing.on('response', (response) => {
+        let read = 0;
+        response.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          if (read > MAX_RESPONSE_BYTES) response.destroy();
+        });
+        const done = () => {
+          clearTimeout(timer);
+          finish({ status: response.statusCode ?? 0 });
+        };
+        response.on('end', done);
+        response.on('close', done);
+        response.on('error', done);
+      });
+      outgoing.on('error', (error) => {
+        clearTimeout(timer);
+        finish({
+          error:
+            error instanceof TimeoutError
+              ? `The endpoint did not answer within ${timeoutMs % 1000 === 0 ? `${timeoutMs / 1000} seconds` : `${timeoutMs} ms`}.`
+              : describeFailure(error),
+        });
+      });
+      outgoing.end(request.body);
+    });
+}
+
+class TimeoutError extends Error {}
+
+function describeFailure(error: Error): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  const text = code && !error.message.includes(code) ? `${code}: ${error.message}` : error.message;
+  return text.slice(0, 500);
+}
