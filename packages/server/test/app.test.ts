@@ -52,12 +52,13 @@ describe('every operation is routed to its handler', () => {
     return call;
   }
 
-  it.each(entries.filter(isStub).map((entry) => [entry.operationId, entry] as const))(
-    '%s answers its stub (501 NOT_IMPLEMENTED) to a valid, authorized request',
-    async (_id, entry) => {
+  const stubs = entries.filter(isStub).map((entry) => [entry.operationId, entry] as const);
+  // Once every operation is built there is no stub left, and jest refuses an empty table.
+  if (stubs.length > 0) {
+    it.each(stubs)('%s answers its stub (501 NOT_IMPLEMENTED) to a valid, authorized request', async (_id, entry) => {
       expectError(await send(entry), 501, 'NOT_IMPLEMENTED');
-    },
-  );
+    });
+  }
 
   it.each(entries.filter((entry) => !isStub(entry)).map((entry) => [entry.operationId, entry] as const))(
     '%s is implemented: a request built from its examples gets a documented answer',
