@@ -21,3 +21,12 @@ export type { ClientPaths, ItemOf, PagedPath, PageOf, PageRequest } from './path
 export type { RetryOptions } from './retry';
 export { createTokenManager, type StoredTokens, storedTokens, type TokenManager, type TokenManagerOptions } from './token-manager';
 export type { FetchFunction } from './transport';
+export {
+  verifyWebhook,
+  type WebhookEvent,
+  type WebhookEventOf,
+  type WebhookEventType,
+  type WebhookHeaders,
+  type WebhookRefusal,
+  WebhookVerificationError,
+} from './webhooks';

@@ -20,7 +20,7 @@ const packagesDir = path.resolve(__dirname, '..', '..');
 /** The TypeScript the consumer compiles with, installed from the registry like the packages' dependencies. */
 const TYPESCRIPT = '5.9.3';
 
-const CONSUMER = `import { createStoreClient, StoreApiError, type Product } from '@svc/client';
+const CONSUMER = `import { createStoreClient, StoreApiError, type Product, verifyWebhook, WebhookVerificationError } from '@svc/client';
 import { bundledSpecPath, operationTable } from '@svc/contract';
 
 declare const process: { argv: string[] };
@@ -39,10 +39,17 @@ async function main(): Promise<void> {
   } catch (error) {
     if (error instanceof StoreApiError) missing = \`\${error.status} \${error.code}\`;
   }
+  let refusedWebhook = '';
+  try {
+    verifyWebhook('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', '{}', { 'webhook-id': 'msg_1', 'webhook-timestamp': '1', 'webhook-signature': 'v1,x' });
+  } catch (error) {
+    if (error instanceof WebhookVerificationError) refusedWebhook = error.reason;
+  }
   console.log(JSON.stringify({
     names: products.map((product) => product.name),
     store: data.data.store.id,
     missing,
+    refusedWebhook,
     createTakesKey: operationTable['products.create'].requiresIdempotencyKey,
     spec: bundledSpecPath,
   }));
@@ -155,12 +162,19 @@ describe.each(testDatabases())('a consumer of the packed packages against a real
     );
   });
 
-  it.each(CONSUMER_KINDS)('compiled with tsc --strict as %s, lists the products', async (kind) => {
+  it.each(CONSUMER_KINDS)('compiled with tsc --strict as %s, lists the products and refuses a stale webhook', async (kind) => {
     const compiled = path.join(project, kind, 'dist', 'consumer.js');
     expect(fs.readFileSync(compiled, 'utf8')).toContain(kind === 'module' ? "from '@svc/client'" : 'require("@svc/client")');
     const { stdout } = await run('node', [compiled, server.origin, storeId, accessToken], { cwd: project });
     const answer = JSON.parse(stdout);
-    expect(answer).toEqual({ names, store: storeId, missing: '404 NOT_FOUND', createTakesKey: true, spec: expect.any(String) });
+    expect(answer).toEqual({
+      names,
+      store: storeId,
+      missing: '404 NOT_FOUND',
+      refusedWebhook: 'STALE_TIMESTAMP',
+      createTakesKey: true,
+      spec: expect.any(String),
+    });
     expect(fs.realpathSync(answer.spec)).toBe(fs.realpathSync(path.join(project, 'node_modules', '@svc', 'contract', 'openapi.json')));
   });
 });

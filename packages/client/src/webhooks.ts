@@ -1,0 +1,98 @@
+import type { webhooks } from '@svc/contract';
+import { WebhookVerificationError as PackageVerificationError, Webhook } from 'standardwebhooks';
+
+type BodyOf<Event> = Event extends { post: { requestBody: { content: { 'application/json': infer Body } } } } ? Body : never;
+
+/**
+ * Every event the service sends, told apart by `type`: the body schemas of the spec's `webhooks`
+ * section, so a new event type in the contract joins the union without a change here.
+ */
+export type WebhookEvent = { [Name in keyof webhooks]: BodyOf<webhooks[Name]> }[keyof webhooks];
+export type WebhookEventType = WebhookEvent['type'];
+/** The event of one type: `WebhookEventOf<'order.created'>['data']['order']`. */
+export type WebhookEventOf<Type extends WebhookEventType> = Extract<WebhookEvent, { type: Type }>;
+
+/**
+ * Why a request was refused. Answer it with a 4xx (the service then retries it, and a forged one
+ * is ignored); never act on its body.
+ */
+export type WebhookRefusal = 'MISSING_HEADER' | 'INVALID_TIMESTAMP' | 'STALE_TIMESTAMP' | 'FUTURE_TIMESTAMP' | 'BAD_SIGNATURE' | 'INVALID_BODY';
+
+/**
+ * A webhook request that is not a genuine, fresh delivery of the service. Its own class rather than
+ * a `StoreApiError`: nothing was asked of the service, so there is no status, code or request id
+ * of the service's to carry (docs/decisions.md, "Client SDK").
+ */
+export class WebhookVerificationError extends Error {
+  override readonly name: string = 'WebhookVerificationError';
+  readonly reason: WebhookRefusal;
+
+  constructor(reason: WebhookRefusal, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.reason = reason;
+  }
+}
+
+/** The three headers as they arrive: a fetch `Headers`, or Node's and Express's `req.headers`. */
+export type WebhookHeaders = Headers | Readonly<Record<string, string | readonly string[] | undefined>>;
+
+const SIGNED_HEADERS = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const;
+
+function headerOf(headers: WebhookHeaders, name: string): string | undefined {
+  if (headers instanceof Headers) return headers.get(name) ?? undefined;
+  const entry = Object.entries(headers).find(([key]) => key.toLowerCase() === name)?.[1];
+  return typeof entry === 'string' ? entry : entry?.join(' ');
+}
+
+/** The package's refusals (its messages are its only distinction, pinned with its version) in the SDK's words. */
+function refusalOf(error: PackageVerificationError): WebhookVerificationError {
+  if (/too old/.test(error.message))
+    return new WebhookVerificationError('STALE_TIMESTAMP', 'The webhook-timestamp is more than 5 minutes old.', { cause: error });
+  if (/too new/.test(error.message))
+    return new WebhookVerificationError('FUTURE_TIMESTAMP', 'The webhook-timestamp is more than 5 minutes ahead.', { cause: error });
+  if (/Invalid Signature Headers/.test(error.message)) {
+    return new WebhookVerificationError('INVALID_TIMESTAMP', 'The webhook-timestamp is not a number of seconds.', { cause: error });
+  }
+  return new WebhookVerificationError('BAD_SIGNATURE', 'No webhook-signature matches the body with this secret.', { cause: error });
+}
+
+/**
+ * Checks one webhook request with the Standard Webhooks scheme and answers its event, typed by its
+ * `type`. `body` must be the raw body as received (a re-serialised object would not match its
+ * signature). Pass the subscription's secret, or both secrets while a rotation is under way (the
+ * service signs with both for 24 hours): either one matching is enough. Throws a
+ * `WebhookVerificationError` when a header is missing, the timestamp is not within 5 minutes of this
+ * machine's clock, no signature matches, or the signed body is not an event.
+ */
+export function verifyWebhook(secrets: string | readonly string[], body: string | Uint8Array, headers: WebhookHeaders): WebhookEvent {
+  const keys = typeof secrets === 'string' ? [secrets] : secrets;
+  if (keys.length === 0) throw new TypeError('verifyWebhook needs at least one secret');
+  const missing = SIGNED_HEADERS.filter((name) => !headerOf(headers, name));
+  if (missing.length > 0) throw new WebhookVerificationError('MISSING_HEADER', `The request has no ${missing.join(', ')} header.`);
+  const signed = Object.fromEntries(SIGNED_HEADERS.map((name) => [name, headerOf(headers, name) as string]));
+  const payload = typeof body === 'string' ? body : new TextDecoder().decode(body);
+  let refusal: WebhookVerificationError | undefined;
+  for (const key of keys) {
+    try {
+      new Webhook(key).verify(payload, signed, { jsonParse: false });
+      return eventOf(payload);
+    } catch (error) {
+      if (!(error instanceof PackageVerificationError)) throw error;
+      refusal = refusalOf(error);
+    }
+  }
+  throw refusal;
+}
+
+function eventOf(payload: string): WebhookEvent {
+  let event: unknown;
+  try {
+    event = JSON.parse(payload);
+  } catch (error) {
+    throw new WebhookVerificationError('INVALID_BODY', 'The signed body is not JSON.', { cause: error });
+  }
+  if (typeof event !== 'object' || event === null || typeof (event as { type?: unknown }).type !== 'string') {
+    throw new WebhookVerificationError('INVALID_BODY', 'The signed body is not an event (no type).');
+  }
+  return event as WebhookEvent;
+}
