@@ -76,6 +76,7 @@ const TIMEOUT_MS = 90_000;
     }
   }
 
+  // biome-ignore lint/performance/useDomNodeTextContent: the rendered text, cells apart, is what the owner reads and what the row patterns match
   const tableText = (page: Page, name: string) => page.getByRole('table', { name }).innerText();
 
   async function signIn(page: Page): Promise<void> {
