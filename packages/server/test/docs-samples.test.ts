@@ -10,7 +10,6 @@ import fs from 'node:fs';
 import { bundledSpecPath } from '@svc/contract';
 import request from 'supertest';
 import type { OpenApiDocument } from '../../../tools/codegen/bundle';
-import { handlerFileOf } from '../../../tools/codegen/emit';
 import { SAMPLE_VARIABLES, type SampleRequest, samplePath, sampleRequests } from '../../../tools/codegen/samples';
 import { seedDemoCatalog } from '../src/seeds/demo-catalog';
 import { simulateStore } from '../src/seeds/simulation/run';
@@ -18,12 +17,8 @@ import { testDatabases } from './support/databases';
 import { createTestStore, fullAccess, suiteHarness } from './support/harness';
 
 const document = JSON.parse(fs.readFileSync(bundledSpecPath, 'utf8')) as OpenApiDocument;
-/** Operations still answering 501 have nothing to show yet (the fuzz holds them to the error format). */
-const built = (sample: SampleRequest) => !fs.readFileSync(handlerFileOf(sample.operation.operationId), 'utf8').includes('notImplemented(');
 /** The table's order with deletes last, as a reader tries them: a sample must not find its record deleted by another. */
-const inReadingOrder = sampleRequests(document)
-  .filter(built)
-  .sort((a, b) => Number(a.operation.method === 'delete') - Number(b.operation.method === 'delete'));
+const inReadingOrder = sampleRequests(document).sort((a, b) => Number(a.operation.method === 'delete') - Number(b.operation.method === 'delete'));
 /** How many of a collection's records a sample may try before one fits it. */
 const CANDIDATES = 10;
 
@@ -35,6 +30,15 @@ const documentedStatuses = ({ operation }: SampleRequest): number[] =>
   Object.keys((document.paths[operation.path]?.[operation.method] as { responses?: Record<string, unknown> } | undefined)?.responses ?? {})
     .filter((status) => /^\d{3}$/.test(status))
     .map(Number);
+
+type Parameter = { name?: string; $ref?: string };
+/** Whether the list at this route takes a `limit` (its parameters, `$ref`s to components resolved). */
+function takesLimit(route: string): boolean {
+  const list = (document.paths[route] as { get?: { parameters?: Parameter[] } } | undefined)?.get;
+  const components = (document as { components?: { parameters?: Record<string, Parameter> } }).components?.parameters ?? {};
+  const resolved = (parameter: Parameter) => (parameter.$ref ? components[parameter.$ref.split('/').pop() ?? ''] : parameter);
+  return (list?.parameters ?? []).some((parameter) => resolved(parameter)?.name === 'limit');
+}
 
 describe.each(testDatabases())('the code samples on $name', (testDatabase) => {
   const h = suiteHarness(testDatabase);
@@ -64,7 +68,9 @@ describe.each(testDatabases())('the code samples on $name', (testDatabase) => {
    */
   async function candidateIds(route: string): Promise<string[]> {
     const collection = route.slice(0, route.indexOf('/{id}'));
-    const page = await authorized(request(h.app).get(collection.replace('{storeId}', storeId)).query({ limit: CANDIDATES }));
+    // An unpaged list (webhook subscriptions) refuses a `limit` it does not know.
+    const query = takesLimit(collection) ? { limit: CANDIDATES } : {};
+    const page = await authorized(request(h.app).get(collection.replace('{storeId}', storeId)).query(query));
     return ((page.body as { data?: Array<{ id: number | string }> }).data ?? []).map((record) => String(record.id));
   }
 
