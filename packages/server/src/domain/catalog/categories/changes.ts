@@ -3,6 +3,7 @@ import { ApiError } from '../../../core/errors';
 import { rowIdOf } from '../../../core/ids';
 import type { Db } from '../../../db/transactions';
 import type { Actor, Precondition } from '../../common/actor';
+import { sentColumns, type UpdateColumns } from '../../common/columns';
 import { requireFreeSlug } from '../../common/slugs';
 import { nameKeyOf } from '../../common/text';
 import { changeVersioned, createVersioned } from '../../common/versioned';
@@ -69,20 +70,18 @@ export function createCategory(db: Db, actor: Actor, body: CategoryCreateInput):
   });
 }
 
-/** The columns an update body changes: fields left out stay, null clears. */
-function columnsOf(body: CategoryUpdate): Partial<CategoryColumns> {
-  const columns: Partial<CategoryColumns> = {};
-  if (body.name !== undefined) Object.assign(columns, { name: body.name, name_key: nameKeyOf(body.name) });
-  if (body.slug !== undefined) columns.slug = body.slug;
-  if (body.description !== undefined) columns.description = body.description;
-  if (body.parent_id !== undefined) columns.parent_id = body.parent_id;
-  if (body.sort_order !== undefined) columns.sort_order = body.sort_order;
-  if (body.status !== undefined) columns.status = body.status;
-  if (body.image !== undefined) columns.image = body.image;
-  if (body.seo_title !== undefined) columns.seo_title = body.seo_title;
-  if (body.seo_description !== undefined) columns.seo_description = body.seo_description;
-  return columns;
-}
+/** The columns of each field of `categories.update`; the name keeps its case-insensitive key beside it. */
+const CATEGORY_UPDATE_COLUMNS: UpdateColumns<CategoryUpdate, CategoryColumns> = {
+  name: (name) => ({ name, name_key: nameKeyOf(name) }),
+  slug: true,
+  description: true,
+  parent_id: true,
+  sort_order: true,
+  status: true,
+  image: true,
+  seo_title: true,
+  seo_description: true,
+};
 
 /** `categories.update`: the body's changes, when the precondition (If-Match) accepts the current version. */
 export function updateCategory(db: Db, actor: Actor, id: number, precondition: Precondition<CategoryRecord>, body: CategoryUpdate): Promise<CategoryRecord> {
@@ -95,7 +94,7 @@ export function updateCategory(db: Db, actor: Actor, id: number, precondition: P
         await lockStoreTree(trx, actor.storeId);
         await requireValidParent(trx, actor.storeId, body.parent_id, current.id);
       }
-      return columnsOf(body);
+      return sentColumns(body, CATEGORY_UPDATE_COLUMNS);
     },
   });
 }

@@ -5,6 +5,7 @@ import { toHalalas } from '../../../core/money';
 import type { Db } from '../../../db/transactions';
 import type { DomainEvent } from '../../../platform/outbox';
 import { type Actor, eventBy, type Precondition } from '../../common/actor';
+import { sentColumns } from '../../common/columns';
 import { requireFreeSlug } from '../../common/slugs';
 import { changeVersioned, createVersioned } from '../../common/versioned';
 import { categoryIdByName, productResource } from './queries';
@@ -119,14 +120,14 @@ export function updateProductContent(
     if (body.status === 'active' && current.price_state === 'required') {
       throw new ApiError('PRICE_REQUIRED', 'Set a price before activating the product.');
     }
-    const columns: Partial<ProductColumns> = {};
-    if (body.name !== undefined) columns.name = body.name;
-    if (body.description !== undefined) columns.description = body.description;
-    if (body.short_desc !== undefined) columns.short_desc = body.short_desc;
-    if (body.category !== undefined) columns.category_id = body.category === null ? null : await categoryIdByName(trx, actor.storeId, body.category);
-    if (body.supported_devices !== undefined) columns.supported_devices = body.supported_devices === null ? null : deviceSet(body.supported_devices);
-    if (body.status !== undefined) columns.status = body.status;
-    return columns;
+    return sentColumns<ProductContentUpdate, ProductColumns>(body, {
+      name: true,
+      description: true,
+      short_desc: true,
+      category: async (category) => ({ category_id: category === null ? null : await categoryIdByName(trx, actor.storeId, category) }),
+      supported_devices: (devices) => ({ supported_devices: devices === null ? null : deviceSet(devices) }),
+      status: true,
+    });
   });
 }
 

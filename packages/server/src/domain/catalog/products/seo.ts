@@ -2,6 +2,7 @@ import type { components } from '@svc/contract';
 import { toIso } from '../../../core/clock';
 import type { Db } from '../../../db/transactions';
 import { type Actor, anyVersion } from '../../common/actor';
+import { sentColumns, type UpdateColumns } from '../../common/columns';
 import { requireFreeSlug } from '../../common/slugs';
 import { changeProduct } from './changes';
 import { getProduct } from './queries';
@@ -29,16 +30,14 @@ export async function getProductSeo(db: Db, storeId: string, id: number): Promis
   return productSeoOf(await getProduct(db, storeId, id));
 }
 
-/** The columns a ProductSeoUpdate changes: fields left out stay, null clears, `keywords` replaces the list. */
-function columnsOf(update: ProductSeoUpdate): Partial<ProductColumns> {
-  const columns: Partial<ProductColumns> = {};
-  if (update.slug !== undefined) columns.slug = update.slug;
-  if (update.seo_title !== undefined) columns.seo_title = update.seo_title;
-  if (update.seo_description !== undefined) columns.seo_description = update.seo_description;
-  if (update.og_image !== undefined) columns.og_image = update.og_image;
-  if (update.keywords !== undefined) columns.keywords = JSON.stringify(update.keywords);
-  return columns;
-}
+/** The columns of each field of `products.seo.update`; `keywords` replaces the stored list. */
+const SEO_UPDATE_COLUMNS: UpdateColumns<ProductSeoUpdate, ProductColumns> = {
+  slug: true,
+  seo_title: true,
+  seo_description: true,
+  og_image: true,
+  keywords: (keywords) => ({ keywords: JSON.stringify(keywords) }),
+};
 
 /**
  * `products.seo.update`: changes the given fields (a slug another product of the store has is
@@ -47,7 +46,7 @@ function columnsOf(update: ProductSeoUpdate): Partial<ProductColumns> {
 export async function updateProductSeo(db: Db, actor: Actor, id: number, update: ProductSeoUpdate): Promise<ProductSeo> {
   const changed = await changeProduct(db, actor, id, anyVersion, async (current, trx) => {
     if (typeof update.slug === 'string') await requireFreeSlug(trx, 'products', 'product', actor.storeId, update.slug, current.id);
-    return columnsOf(update);
+    return sentColumns(update, SEO_UPDATE_COLUMNS);
   });
   return productSeoOf(changed);
 }

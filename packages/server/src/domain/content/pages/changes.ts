@@ -1,6 +1,7 @@
 import { ApiError } from '../../../core/errors';
 import type { Db } from '../../../db/transactions';
 import type { Actor, Precondition } from '../../common/actor';
+import { sentColumns, type UpdateColumns } from '../../common/columns';
 import { requireFreeSlug } from '../../common/slugs';
 import { nameKeyOf } from '../../common/text';
 import { changeVersioned, createVersioned, deleteVersioned } from '../../common/versioned';
@@ -46,17 +47,15 @@ export function createPage(db: Db, actor: Actor, body: PageCreate): Promise<Page
   });
 }
 
-/** The columns an update body changes: fields left out stay, null clears. */
-function columnsOf(body: PageUpdate): Partial<PageColumns> {
-  const columns: Partial<PageColumns> = {};
-  if (body.title !== undefined) Object.assign(columns, { title: body.title, title_key: nameKeyOf(body.title) });
-  if (body.slug !== undefined) columns.slug = body.slug;
-  if (body.body !== undefined) columns.body = storedBody(body.body);
-  if (body.excerpt !== undefined) columns.excerpt = storedExcerpt(body.excerpt);
-  if (body.seo_title !== undefined) columns.seo_title = body.seo_title;
-  if (body.seo_description !== undefined) columns.seo_description = body.seo_description;
-  return columns;
-}
+/** The columns of each field of `pages.update`: the title with its search key, the body and excerpt as stored (sanitised). */
+const PAGE_UPDATE_COLUMNS: UpdateColumns<PageUpdate, PageColumns> = {
+  title: (title) => ({ title, title_key: nameKeyOf(title) }),
+  slug: true,
+  body: (body) => ({ body: storedBody(body) }),
+  excerpt: (excerpt) => ({ excerpt: storedExcerpt(excerpt) }),
+  seo_title: true,
+  seo_description: true,
+};
 
 /** `pages.update`: the body's content changes (never the status), when the precondition accepts the current version. */
 export function updatePage(db: Db, actor: Actor, id: number, precondition: Precondition<PageRow>, body: PageUpdate): Promise<PageRow> {
@@ -64,7 +63,7 @@ export function updatePage(db: Db, actor: Actor, id: number, precondition: Preco
     precondition,
     columns: async (current, trx) => {
       if (body.slug !== undefined && body.slug !== null) await requireFreeSlug(trx, pageResource.table, SLUG_NOUN, actor.storeId, body.slug, current.id);
-      return columnsOf(body);
+      return sentColumns(body, PAGE_UPDATE_COLUMNS);
     },
   });
 }
