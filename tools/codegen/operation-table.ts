@@ -8,7 +8,7 @@ const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 type Ref = { $ref: string };
-type Parameter = { name: string; in: string; required?: boolean };
+type Parameter = { name: string; in: string; required?: boolean; 'x-filter'?: boolean };
 type Operation = {
   operationId?: string;
   tags?: string[];
@@ -59,6 +59,7 @@ export function buildOperationTable(document: OpenApiDocument): OperationEntry[]
         requiresIdempotencyKey: hasHeader('Idempotency-Key'),
         requiresIfMatch: hasHeader('If-Match'),
         paged: parameters.some((p) => p.in === 'query' && p.name === 'cursor'),
+        filters: parameters.filter((p) => p.in === 'query' && p['x-filter'] === true).map((p) => p.name),
         successStatus: success[0] ?? 200,
         requestMediaTypes: Object.keys(requestBody?.content ?? {}),
       });

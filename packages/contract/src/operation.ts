@@ -15,6 +15,8 @@ export interface OperationEntry {
   readonly requiresIfMatch: boolean;
   /** Keyset-paged list (takes `cursor`). */
   readonly paged: boolean;
+  /** The query parameters that filter the list (`x-filter: true` in the spec): a bad value of one is INVALID_FILTER. */
+  readonly filters: readonly string[];
   /** The lowest documented 2xx/3xx status. */
   readonly successStatus: number;
   readonly requestMediaTypes: readonly string[];

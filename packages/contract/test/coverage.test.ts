@@ -2,6 +2,7 @@
  * Holds the bundled spec against the interface document itself (spec/source/interface.md):
  * every operation with its method, path, operationId and scopes, every scope, every field table.
  */
+import { type OperationEntry, operationTable } from '../src';
 import { codeSpans, contractScopes, fieldTable, knownShapeOperations, oauthOperations, pathOnlyOperations, scopeAlternatives } from './interface-tables';
 import { interfaceDocument, isObject, type Json, type JsonObject, operationById, resolve, spec, specOperations } from './spec-helpers';
 
@@ -214,6 +215,21 @@ describe('limits of the interface', () => {
 });
 
 describe('the error format', () => {
+  it('INVALID_FILTER belongs to the filters the spec marks: a list’s query parameters besides paging, never a report’s range', () => {
+    const entries = Object.values(operationTable) as OperationEntry[];
+    expect(operationTable['products.list'].filters).toEqual(['status', 'category', 'search', 'updated_since']);
+    for (const entry of entries) {
+      const query = operationById(entry.operationId)
+        .parameters.filter((p) => p.in === 'query')
+        .map((p) => p.name);
+      if (entry.auth !== 'bearer') continue; // OAuth parameters have their own codes
+      expect({ operation: entry.operationId, filters: entry.filters }).toEqual({
+        operation: entry.operationId,
+        filters: entry.paged ? query.filter((name) => name !== 'limit' && name !== 'cursor') : [],
+      });
+    }
+    expect(entries.filter((entry) => entry.operationId.startsWith('analytics.')).map((entry) => entry.filters)).toEqual([[], [], [], []]);
+  });
   it('every operation documents a 4xx answer in the error format', () => {
     for (const { operation } of operations) {
       const responses = operation.responses as JsonObject;

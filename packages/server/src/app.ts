@@ -13,6 +13,7 @@ import { type ErrorSurface, errorBody, toApiError } from './http/error-mapper';
 import { formBody, parseFormEncoded } from './http/form-encoding';
 import type { Handlers } from './http/handler';
 import { isReplayedError, REPLAYED_HEADER } from './http/idempotency';
+import { operationEntryOf } from './http/matched-operation';
 import { refuseNulCharacters } from './http/nul-guard';
 import { errorHeaders } from './http/protocol-headers';
 import { requestContext, requestIdOf } from './http/request-context';
@@ -86,7 +87,10 @@ export function createApp({ config, services, handlers = generatedHandlers, logg
   app.use((_req: Request, _res: Response, next: NextFunction) => next(new ApiError('NOT_FOUND', 'No such endpoint.')));
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const surface = surfaceOf(req);
-    const apiError = toApiError(error, surface, config.exposeInternalErrors, req.query as Record<string, unknown>);
+    const apiError = toApiError(error, surface, config.exposeInternalErrors, {
+      query: req.query as Record<string, unknown>,
+      filters: operationEntryOf(req)?.filters ?? [],
+    });
     const requestId = requestIdOf(res);
     noteErrorAnswer(res, apiError.code, error);
     if (res.headersSent) return void res.end();

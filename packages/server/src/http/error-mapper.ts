@@ -54,21 +54,26 @@ const isMissingHeader = (name: string) => (p: ValidatorProblem) => p.path?.toLow
 const isBodyField = (field: string) => (p: ValidatorProblem) => p.path === `/body/${field}`;
 const hasWrongPrefix = (p: ValidatorProblem) => (isBodyField('code')(p) || isBodyField('refresh_token')(p)) && /^(pattern|minLength)\./.test(p.errorCode ?? '');
 
-/** The request's query as parsed: a repeated parameter is an array. */
-export type ParsedQuery = Readonly<Record<string, unknown>>;
+/** The request's query as parsed (a repeated parameter is an array), and its operation's filters. */
+export interface QueryOfRequest {
+  readonly query: Readonly<Record<string, unknown>>;
+  /** The operation's `x-filter: true` query parameters (the operation table's `filters`). */
+  readonly filters: readonly string[];
+}
 
 /**
- * Query parameters that are not filters: paging, and the analytics range, which is the report's
- * subject (a bad one is VALIDATION_FAILED, as the analytics operations say). A repeated filter (an
- * array) is a malformed request, not a bad value; a type error on one value sent once
- * (`rating=five`) is a bad value like any other.
+ * A bad value of a filter the spec marks `x-filter: true`. Paging and the analytics range are not
+ * filters (a bad one is VALIDATION_FAILED, as their operations say). A repeated filter (an array) is
+ * a malformed request, not a bad value; a type error on one value sent once (`rating=five`) is a bad
+ * value like any other.
  */
-const NOT_FILTERS = new Set(['limit', 'cursor', 'from', 'to']);
-const isBadFilterValue = (query: ParsedQuery) => (p: ValidatorProblem) => {
-  const [, area, name = ''] = (p.path ?? '').split('/');
-  if (area !== 'query' || name === '' || NOT_FILTERS.has(name)) return false;
-  return !/^type\./.test(p.errorCode ?? '') || typeof ownValue(query, name) === 'string';
-};
+const isBadFilterValue =
+  ({ query, filters }: QueryOfRequest) =>
+  (p: ValidatorProblem) => {
+    const [, area, name = ''] = (p.path ?? '').split('/');
+    if (area !== 'query' || !filters.includes(name)) return false;
+    return !/^type\./.test(p.errorCode ?? '') || typeof ownValue(query, name) === 'string';
+  };
 
 /**
  * OAuth endpoints: credentials or unknown keys in the body are INVALID_REQUEST; an unknown
@@ -91,7 +96,7 @@ function classifyOAuthProblems(problems: ValidatorProblem[], details: ErrorDetai
   return new ApiError('INVALID_REQUEST', 'The request is not valid.', { details });
 }
 
-function classifyRequestProblems(problems: ValidatorProblem[], surface: ErrorSurface, query: ParsedQuery): ApiError {
+function classifyRequestProblems(problems: ValidatorProblem[], surface: ErrorSurface, request: QueryOfRequest): ApiError {
   const details = problems.slice(0, MAX_DETAILS).map(toDetail);
   if (surface === 'oauth') return classifyOAuthProblems(problems, details);
   if (problems.some(isMissingHeader('idempotency-key'))) {
@@ -107,21 +112,21 @@ function classifyRequestProblems(problems: ValidatorProblem[], surface: ErrorSur
       details: unknown.slice(0, MAX_DETAILS).map((p) => ({ ...toDetail(p), message: 'is not a known field' })),
     });
   }
-  if (problems.length > 0 && problems.every(isBadFilterValue(query))) {
+  if (problems.length > 0 && problems.every(isBadFilterValue(request))) {
     const names = [...new Set(problems.map((p) => toDetail(p).field))].join(', ');
     return new ApiError('INVALID_FILTER', `Invalid value for the filter(s) ${names}.`, { details });
   }
   return new ApiError('VALIDATION_FAILED', 'The request is not valid.', { details });
 }
 
-function fromValidator(error: ValidatorError, surface: ErrorSurface, exposeInternals: boolean, query: ParsedQuery): ApiError {
+function fromValidator(error: ValidatorError, surface: ErrorSurface, exposeInternals: boolean, request: QueryOfRequest): ApiError {
   const byStatus: Record<string, [ErrorCode, string]> = {
     404: ['NOT_FOUND', 'No such endpoint.'],
     405: ['METHOD_NOT_ALLOWED', 'This endpoint does not take that method.'],
     413: ['PAYLOAD_TOO_LARGE', 'The request body is larger than 65536 bytes.'],
     415: ['UNSUPPORTED_MEDIA_TYPE', 'The body has a Content-Type this endpoint does not accept.'],
   };
-  if (error.status === 400) return classifyRequestProblems(error.errors, surface, query);
+  if (error.status === 400) return classifyRequestProblems(error.errors, surface, request);
   const known = ownValue(byStatus, String(error.status));
   if (known) return new ApiError(...known);
   return internal(error, exposeInternals);
@@ -157,9 +162,11 @@ function internal(error: unknown, exposeInternals: boolean): ApiError {
 }
 
 /** Turns anything thrown while serving a request into the interface's error; `query` is the request's, as parsed. */
-export function toApiError(error: unknown, surface: ErrorSurface, exposeInternals: boolean, query: ParsedQuery = {}): ApiError {
+const NO_QUERY: QueryOfRequest = { query: {}, filters: [] };
+
+export function toApiError(error: unknown, surface: ErrorSurface, exposeInternals: boolean, request: QueryOfRequest = NO_QUERY): ApiError {
   if (isApiError(error)) return error;
-  if (isValidatorError(error)) return fromValidator(error, surface, exposeInternals, query);
+  if (isValidatorError(error)) return fromValidator(error, surface, exposeInternals, request);
   if (isBodyReadError(error)) return fromBodyRead(error, surface, exposeInternals);
   return internal(error, exposeInternals);
 }

@@ -3,6 +3,7 @@ import { type DestinationStream, type Logger, pino } from 'pino';
 import pretty from 'pino-pretty';
 import type { Environment, LogLevel } from '../core/config';
 import type { ErrorCode } from '../core/errors';
+import { operationIdOf } from './matched-operation';
 import { requestIdOf } from './request-context';
 
 export type { Logger };
@@ -66,9 +67,6 @@ export function noteErrorAnswer(res: Response, code: ErrorCode, error: unknown):
   notesOf(res).errorCode = code;
   if (code === 'INTERNAL') noteUnexpectedError(res, error);
 }
-
-/** The spec validator's match (`req.openapi`), absent for the dashboard, the docs and unknown paths. */
-const operationIdOf = (req: Request): string | undefined => (req as Request & { openapi?: { schema?: { operationId?: string } } }).openapi?.schema?.operationId;
 
 /**
  * Names what was asked without the URL, whose query can carry an OAuth `code`, `state` or a token:

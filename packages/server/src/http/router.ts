@@ -10,6 +10,7 @@ import { authenticateBearer, type Principal, requireScopes } from './bearer';
 import { refuseUnexpectedContent } from './bodyless';
 import type { Execution, HandlerContext, Handlers, ServerKeys } from './handler';
 import { REPLAYED_HEADER, requestHashOf, runIdempotently } from './idempotency';
+import { matchedOperation } from './matched-operation';
 import { rateLimitHeaders } from './protocol-headers';
 import { refuseLooseNumbers } from './query-numbers';
 import { requestIdOf } from './request-context';
@@ -131,14 +132,6 @@ async function execute(
 }
 
 type RouteHandler = (req: Request, res: Response, next: NextFunction) => Promise<void>;
-
-/** What the spec validator matched the request to (it runs first and sets `req.openapi`). */
-interface MatchedOperation {
-  schema?: { operationId?: string };
-  pathParams?: Record<string, string>;
-}
-
-const matchedOperation = (req: Request): MatchedOperation | undefined => (req as Request & { openapi?: MatchedOperation }).openapi;
 
 /**
  * Runs each operation of the generated table on its handler; fails at start-up if one is missing.
