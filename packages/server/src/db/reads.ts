@@ -186,6 +186,12 @@ export async function selectRows<Row>(db: Knex | Knex.Transaction, sql: string, 
   return Array.isArray(result) ? result : result.rows;
 }
 
+/** `(?, ?, ?)` for an `in` list of this many values (at least one: `in ()` is no SQL). */
+export function placeholdersFor(values: readonly SqlValue[]): string {
+  if (values.length === 0) throw new Error('An in-list needs at least one value');
+  return `(${values.map(() => '?').join(', ')})`;
+}
+
 /** The AND-ed conditions of a plain-SQL read, with their bound values in order (`and(…)` one at a time). */
 export class SqlConditions {
   readonly params: SqlValue[];

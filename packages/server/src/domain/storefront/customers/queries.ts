@@ -1,3 +1,4 @@
+import { placeholdersFor, selectRows } from '../../../db/reads';
 import type { Db } from '../../../db/transactions';
 import { type CustomerRow, customerNotFound } from './row';
 
@@ -14,9 +15,9 @@ export async function requireCustomer(db: Db, storeId: string, id: number): Prom
 }
 
 /** The store's customers with these ids, by id. */
-export async function customersById(db: Db, storeId: string, ids: readonly number[]): Promise<Map<number, CustomerRow>> {
-  const rows = (await db<CustomerRow>('customers')
-    .where({ store_id: storeId })
-    .whereIn('id', [...new Set(ids)])) as CustomerRow[];
-  return new Map(rows.map((row) => [row.id, row]));
+export async function customersById(db: Db, storeId: string, ids: readonly number[]): Promise<Map<number, Readonly<CustomerRow>>> {
+  if (ids.length === 0) return new Map();
+  const distinct = [...new Set(ids)];
+  const rows = await selectRows<CustomerRow>(db, `select * from customers where store_id = ? and id in ${placeholdersFor(distinct)}`, [storeId, ...distinct]);
+  return new Map(rows.map((row) => [Number(row.id), row]));
 }

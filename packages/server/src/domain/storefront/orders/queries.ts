@@ -2,6 +2,7 @@ import { ApiError } from '../../../core/errors';
 import { parseDateTimeFilter } from '../../../core/instants';
 import { keysetPage, type ListRequest, type Page } from '../../../core/paging';
 import { groupedBy } from '../../../core/records';
+import { placeholdersFor, SqlConditions, selectRows } from '../../../db/reads';
 import type { Db } from '../../../db/transactions';
 import type { VersionedResource } from '../../common/versioned';
 import { customersById } from '../customers/queries';
@@ -21,9 +22,17 @@ import { digitalItemView, orderView } from './view';
 /** The most digital items one answer holds: the spec's `maxItems` of the unpaged list. */
 const DIGITAL_ITEMS_MAX = 500;
 
+/**
+ * Orders, their lines and customers are read as plain SQL (docs/decisions.md, "Hot reads are plain
+ * SQL"): a page of orders is three reads, and building them with knex cost more than running them.
+ */
+const ORDER_SQL = 'select * from orders where store_id = ? and id = ?';
+const ORDER_ITEMS_SQL = 'select * from order_items where store_id = ? and order_id = ? order by id asc';
+
 /** The store's order; undefined when absent or another store's. */
 export async function findOrder(db: Db, storeId: string, id: number): Promise<OrderRow | undefined> {
-  return (await db<OrderRow>('orders').where({ store_id: storeId, id }).first()) as OrderRow | undefined;
+  const [row] = await selectRows<OrderRow>(db, ORDER_SQL, [storeId, id]);
+  return row;
 }
 
 /** Orders on the write path: the `(store_id, reference)` index refuses a reference the store already has. */
@@ -35,8 +44,8 @@ export const orderResource: VersionedResource<OrderRow> = {
 };
 
 /** The order's lines, by id (the order they were placed in). */
-export async function orderItemsOf(db: Db, storeId: string, orderId: number): Promise<OrderItemRow[]> {
-  return (await db<OrderItemRow>('order_items').where({ store_id: storeId, order_id: orderId }).orderBy('id')) as OrderItemRow[];
+export function orderItemsOf(db: Db, storeId: string, orderId: number): Promise<readonly OrderItemRow[]> {
+  return selectRows<OrderItemRow>(db, ORDER_ITEMS_SQL, [storeId, orderId]);
 }
 
 /**
@@ -84,7 +93,8 @@ function createdRangeOf(filters: OrderFilters): { from?: number; to?: number } {
 
 /** The lines of these orders, grouped by order (each group in id order). */
 async function itemsByOrder(db: Db, storeId: string, orderIds: readonly number[]): Promise<Map<number, OrderItemRow[]>> {
-  const rows = (await db<OrderItemRow>('order_items').where({ store_id: storeId }).whereIn('order_id', orderIds).orderBy('id')) as OrderItemRow[];
+  const sql = `select * from order_items where store_id = ? and order_id in ${placeholdersFor(orderIds)} order by id asc`;
+  const rows = await selectRows<OrderItemRow>(db, sql, [storeId, ...orderIds]);
   return groupedBy(rows, (row) => Number(row.order_id));
 }
 
@@ -117,13 +127,13 @@ async function ordersView(db: Db, storeId: string, rows: readonly OrderRow[], sh
 export function listOrders(db: Db, storeId: string, filters: OrderFilters, showContact: boolean, request: ListRequest): Promise<Page<Order>> {
   const created = createdRangeOf(filters);
   const read = (afterId: number | undefined, take: number) => {
-    let query = db<OrderRow>('orders').where({ store_id: storeId });
-    if (filters.status !== undefined) query = query.where('status', filters.status);
-    if (filters.payment_status !== undefined) query = query.where('payment_status', filters.payment_status);
-    if (created.from !== undefined) query = query.where('created_at', '>=', created.from);
-    if (created.to !== undefined) query = query.where('created_at', '<=', created.to);
-    if (afterId !== undefined) query = query.where('id', '>', afterId);
-    return query.orderBy('id').limit(take) as Promise<OrderRow[]>;
+    const where = new SqlConditions(storeId);
+    if (filters.status !== undefined) where.and('status = ?', filters.status);
+    if (filters.payment_status !== undefined) where.and('payment_status = ?', filters.payment_status);
+    if (created.from !== undefined) where.and('created_at >= ?', created.from);
+    if (created.to !== undefined) where.and('created_at <= ?', created.to);
+    if (afterId !== undefined) where.and('id > ?', afterId);
+    return selectRows<OrderRow>(db, `select * from orders where store_id = ?${where.sql} order by id asc limit ?`, [...where.params, take]);
   };
   return keysetPage(request, { list: 'orders.list', storeId, filters: { ...filters } }, read, (rows) => ordersView(db, storeId, rows, showContact));
 }
