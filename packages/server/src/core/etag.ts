@@ -11,6 +11,18 @@ export interface TaggedResource {
   version: number;
 }
 
+/** A versioned store record as its ETag sees it. */
+export interface VersionedRecord {
+  readonly store_id: string;
+  readonly id: number;
+  readonly resource_version: number;
+}
+
+/** What the ETags of one type of versioned record name: this version of this record of this store. */
+export const versionedTag =
+  (type: string) =>
+  (row: VersionedRecord): TaggedResource => ({ storeId: row.store_id, type, id: row.id, version: row.resource_version });
+
 const SEPARATOR = '|';
 
 function assertTaggable({ storeId, type, id, version }: TaggedResource): void {

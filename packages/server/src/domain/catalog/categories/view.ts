@@ -1,6 +1,6 @@
 import { toIso } from '../../../core/clock';
-import type { TaggedResource } from '../../../core/etag';
-import { CATEGORY_ETAG_TYPE, type Category, type CategoryRecord, type CategoryRow } from './row';
+import { versionedTag } from '../../../core/etag';
+import { CATEGORY_ETAG_TYPE, type Category, type CategoryRecord } from './row';
 
 /** The category as the API shows it. */
 export function categoryView(row: CategoryRecord): Category {
@@ -23,9 +23,4 @@ export function categoryView(row: CategoryRecord): Category {
 }
 
 /** What the category's ETag names: this version of this category of this store. */
-export const categoryTag = (row: Pick<CategoryRow, 'store_id' | 'id' | 'resource_version'>): TaggedResource => ({
-  storeId: row.store_id,
-  type: CATEGORY_ETAG_TYPE,
-  id: row.id,
-  version: row.resource_version,
-});
+export const categoryTag = versionedTag(CATEGORY_ETAG_TYPE);

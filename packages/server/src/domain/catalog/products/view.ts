@@ -1,6 +1,6 @@
 import type { components } from '@svc/contract';
 import { toIso } from '../../../core/clock';
-import type { TaggedResource } from '../../../core/etag';
+import { versionedTag } from '../../../core/etag';
 import { fromHalalas } from '../../../core/money';
 import { PRODUCT_ETAG_TYPE, type Product, type ProductRow, type ProductViewRow } from './row';
 
@@ -112,6 +112,4 @@ export function priceRecordView(row: ProductRow): PriceRecord {
 }
 
 /** What the product's ETag names (`etagOf(key, productTag(row))`); prices and stock share it. */
-export function productTag(row: Pick<ProductRow, 'store_id' | 'id' | 'resource_version'>): TaggedResource {
-  return { storeId: row.store_id, type: PRODUCT_ETAG_TYPE, id: row.id, version: row.resource_version };
-}
+export const productTag = versionedTag(PRODUCT_ETAG_TYPE);

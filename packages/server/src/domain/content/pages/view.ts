@@ -1,5 +1,5 @@
 import { toIso } from '../../../core/clock';
-import type { TaggedResource } from '../../../core/etag';
+import { versionedTag } from '../../../core/etag';
 import { type ContentPage, PAGE_ETAG_TYPE, type PageRow } from './row';
 
 /** The page as the API shows it. */
@@ -21,9 +21,4 @@ export function pageView(row: PageRow): ContentPage {
 }
 
 /** What the page's ETag names: this version of this page of this store. */
-export const pageTag = (row: Pick<PageRow, 'store_id' | 'id' | 'resource_version'>): TaggedResource => ({
-  storeId: row.store_id,
-  type: PAGE_ETAG_TYPE,
-  id: row.id,
-  version: row.resource_version,
-});
+export const pageTag = versionedTag(PAGE_ETAG_TYPE);
