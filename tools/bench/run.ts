@@ -421,6 +421,26 @@ async function main(): Promise<void> {
         nextPath: () => `/stores/${storeId}/v1/analytics/overview?${range}`,
         authenticated: true,
       });
+      // Informational: every request a range not asked before, so no answer is a kept one (the
+      // overview is kept per range until an order changes the rollups): the longest ranges first,
+      // 1,035 of them of 46 to 90 days, then shorter ones.
+      const DAY_MS = 86_400_000;
+      const shifts = Array.from({ length: 45 * 45 }, (_, index) => ({ first: index % 45, last: Math.floor(index / 45) })).sort(
+        (a, b) => a.first + a.last - (b.first + b.last),
+      );
+      let shift = 0;
+      const nextRange = () => {
+        const { first, last } = shifts[shift++ % shifts.length] as { first: number; last: number };
+        const query = new URLSearchParams({ from: day(orders.from + first * DAY_MS), to: day(orders.to - 1 - last * DAY_MS) }).toString();
+        return `/stores/${storeId}/v1/analytics/overview?${query}`;
+      };
+      await run({
+        name: 'analytics.overview (new ranges)',
+        label: 'GET /analytics/overview, each range once',
+        server,
+        nextPath: nextRange,
+        authenticated: true,
+      });
     }
 
     const checks = verdicts(new Map(figures.map((f) => [f.name, f])));

@@ -43,6 +43,7 @@ const TABLES = [
   'webhook_subscriptions',
   'webhook_deliveries',
   'webhook_attempts',
+  'store_rollup_versions',
 ];
 
 describe.each(testDatabases())('schema on $name', (testDatabase) => {
@@ -62,6 +63,7 @@ describe.each(testDatabases())('schema on $name', (testDatabase) => {
       '006_storefront',
       '007_pages',
       '008_webhooks',
+      '009_rollup_versions',
     ]);
     for (const table of TABLES) expect(await database.schema.hasTable(table)).toBe(true);
     expect(await migrateToLatest(database)).toEqual([]);

@@ -7,6 +7,7 @@ import * as signInLimits from './005_sign_in_limits';
 import * as storefront from './006_storefront';
 import * as pages from './007_pages';
 import * as webhooks from './008_webhooks';
+import * as rollupVersions from './009_rollup_versions';
 
 /** Every migration in order. Listed in code (not read from disk) so tsx, jest and builds agree. */
 export const migrations: ReadonlyArray<{ name: string; migration: Knex.Migration }> = [
@@ -18,4 +19,5 @@ export const migrations: ReadonlyArray<{ name: string; migration: Knex.Migration
   { name: '006_storefront', migration: storefront },
   { name: '007_pages', migration: pages },
   { name: '008_webhooks', migration: webhooks },
+  { name: '009_rollup_versions', migration: rollupVersions },
 ];

@@ -386,7 +386,7 @@ describe.each(testDatabases())('analytics over the daily rollups on $name', (tes
     const listen = (query: { sql: string }) => statements.push(query.sql);
     h.db.on('query', listen);
     try {
-      await reportsOf(shop, tokens.analytics, RANGE);
+      await reportsOf(shop, tokens.analytics, { from: '2026-08-24', to: RANGE.to }); // a range no other test asks: no overview kept
     } finally {
       h.db.off('query', listen);
     }
@@ -401,5 +401,39 @@ describe.each(testDatabases())('analytics over the daily rollups on $name', (tes
     expect(sum(sales.map((point) => point.net_sales))).toBe(halalasOf(overview.net_sales));
     expect(sum(sales.map((point) => point.total_sales))).toBe(halalasOf(overview.total_sales));
     expect(sum(categories.map((line) => line.net_sales))).toBe(halalasOf(overview.net_sales));
+  });
+
+  // Last: it places an order today, after every other test's figures were taken.
+  it('keeps an overview of a range while the store’s rollups stay as they were, and counts again once an order changes them', async () => {
+    const range = { from: '2026-11-21', to: '2026-11-22' };
+    const counts: string[] = [];
+    const listen = (query: { sql: string }) => {
+      if (/count\(distinct/.test(query.sql)) counts.push(query.sql);
+    };
+    const overview = async () => {
+      const response = await get(other, 'analytics/overview', tokens.otherAnalytics, range);
+      expect(response.status).toBe(200);
+      return response.body.data as { orders_count: number; customers: number; net_sales: string };
+    };
+    h.db.on('query', listen);
+    try {
+      const before = await overview();
+      expect(await overview()).toEqual(before);
+      expect(counts).toHaveLength(1); // the second answer was the kept one
+      expect(before).toMatchObject({ orders_count: 0, customers: 0, net_sales: '0.00' });
+
+      const [productId] = [...otherProducts.keys()] as [number];
+      await place(other, { at: NOW, customerId: other.customer.id, items: [{ productId, quantity: 1 }], fate: 'paid' });
+      h.clock.set(NOW);
+      expect(await overview()).toMatchObject({ orders_count: 1, customers: 1, net_sales: '500.00' });
+      expect(counts).toHaveLength(2);
+      // Another store's orders do not touch this store's kept answers.
+      await place(shop, { at: NOW, customerId: shop.customer.id, items: [{ productId: hand.oudChips, quantity: 1 }], fate: 'paid' });
+      h.clock.set(NOW);
+      expect(await overview()).toMatchObject({ orders_count: 1, customers: 1 });
+      expect(counts).toHaveLength(2);
+    } finally {
+      h.db.off('query', listen);
+    }
   });
 });

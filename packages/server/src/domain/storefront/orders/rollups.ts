@@ -38,8 +38,12 @@ function sumLinesBy(items: readonly OrderItemRow[], keyOf: (item: OrderItemRow) 
   return sums;
 }
 
-/** Adds (+1) or takes away (−1) an order's part of its day's rollups. */
+/** Adds (+1) or takes away (−1) an order's part of its day's rollups, and raises the store's rollup version. */
 export async function countOrderInRollups(trx: Knex.Transaction, order: OrderRow, items: readonly OrderItemRow[], sign: Sign): Promise<void> {
+  await trx('store_rollup_versions')
+    .insert({ store_id: order.store_id, version: 1 })
+    .onConflict('store_id')
+    .merge({ version: trx.raw('?? + 1', ['store_rollup_versions.version']) });
   const base = { store_id: order.store_id, day: riyadhDay(Number(order.created_at)) };
   const gross = items.reduce((sum, item) => sum + Number(item.total_halalas), 0);
   const itemsSold = items.reduce((sum, item) => sum + item.quantity, 0);
