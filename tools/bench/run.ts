@@ -19,7 +19,8 @@ import { benchWebhooks, type WebhookFigures } from './webhooks';
  * (10), BENCH_PRODUCTS (100000), BENCH_ORDERS (100000, simulated over 90 days; the store is built
  * once and kept under BENCH_DATA_DIR, `data/bench`), BENCH_PROFILE=<dir> (CPU profiles of the
  * servers over each measured run), BENCH_CASES=hello,products.get,… (only these), BENCH_JSON=<file>
- * (the figures as JSON), BENCH_WEBHOOK_DELIVERIES and BENCH_WEBHOOK_BURST (10000 each; the webhook
+ * (the figures as JSON), BENCH_DATABASE_URL (the store API on PostgreSQL, in a schema made and
+ * dropped by the run; BENCH_ORDERS then defaults to 0), BENCH_WEBHOOK_DELIVERIES and BENCH_WEBHOOK_BURST (10000 each; the webhook
  * cases, tools/bench/webhooks.ts).
  */
 
@@ -35,7 +36,9 @@ const SECONDS = numberFromEnv('BENCH_SECONDS', 10);
 const WARMUP_SECONDS = numberFromEnv('BENCH_WARMUP_SECONDS', Math.min(3, SECONDS));
 const CONNECTIONS = Math.round(numberFromEnv('BENCH_CONNECTIONS', 10));
 const PRODUCTS = Math.round(numberFromEnv('BENCH_PRODUCTS', 100_000));
-const ORDERS = process.env.BENCH_ORDERS === '0' ? 0 : Math.round(numberFromEnv('BENCH_ORDERS', 100_000));
+/** BENCH_DATABASE_URL: the store API over PostgreSQL instead, its store built anew each run (no orders unless asked: simulating them over the network takes long). */
+const POSTGRES_URL = process.env.BENCH_DATABASE_URL || undefined;
+const ORDERS = process.env.BENCH_ORDERS === '0' ? 0 : Math.round(numberFromEnv('BENCH_ORDERS', POSTGRES_URL ? 0 : 100_000));
 const PROFILE_DIR = process.env.BENCH_PROFILE ? path.resolve(process.env.BENCH_PROFILE) : undefined;
 /** Only these cases (comma-separated names), e.g. `hello,products.get` while profiling. */
 const CASES = process.env.BENCH_CASES ? new Set(process.env.BENCH_CASES.split(',').map((name) => name.trim())) : undefined;
@@ -336,7 +339,7 @@ async function main(): Promise<void> {
   let webhookFigures: WebhookFigures[] = [];
   try {
     hello = await startChild('hello.ts');
-    console.log(`Store: ${PRODUCTS} products and ${ORDERS} simulated orders on SQLite …`);
+    console.log(`Store: ${PRODUCTS} products and ${ORDERS} simulated orders on ${POSTGRES_URL ? 'PostgreSQL' : 'SQLite'} …`);
     api = await startChild<StoreReadyMessage>('server.ts', { BENCH_PRODUCTS: String(PRODUCTS), BENCH_ORDERS: String(ORDERS) });
     const { storeId, productIds, orders } = api.ready;
     const simulated = orders ? `, ${orders.count} orders simulated in ${(orders.simulationMs / 1000).toFixed(0)} s` : '';

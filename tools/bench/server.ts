@@ -55,47 +55,55 @@ function keptStoreName(products: number, orders: number): string {
   return `store-p${products}-o${orders}-d${SIMULATION.days}-s${SIMULATION.seed}-${hash.digest('hex').slice(0, 12)}`;
 }
 
-/** Builds the store (catalog, then simulated orders) in `file`, and says what it holds. */
-async function buildStore(dataDir: string, sqliteFile: string, products: number, orders: number): Promise<BenchData> {
+type Knex = ReturnType<typeof createDatabase>;
+
+/** Builds the store (catalog, then simulated orders) in a migrated database, and says what it holds. */
+async function buildStore(db: Knex, products: number, orders: number): Promise<BenchData> {
+  const deps = { db, clock: systemClock };
+  const { store, owner } = await createStore(deps, {
+    name: 'Bench Store',
+    domain: 'bench-store.example',
+    owner: { email: 'owner@bench-store.example', name: 'Bench Owner', password: randomBytes(16).toString('base64url') },
+  });
+  let started = performance.now();
+  await seedCatalogForBench(db, store.id, products);
+  const seedMs = performance.now() - started;
+  const bounds = await db('products').where({ store_id: store.id }).min({ first: 'id' }).max({ last: 'id' }).first();
+  started = performance.now();
+  let shown = 0;
+  const summary =
+    orders > 0
+      ? await simulateStore(deps, {
+          storeId: store.id,
+          orders,
+          ...SIMULATION,
+          onProgress: (done, total) => {
+            if (done < total && done - shown < total / 10) return;
+            shown = done;
+            console.log(
+              `  simulated ${Math.floor((100 * done) / total)} % (${done} of ${total} steps) in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+            );
+          },
+        })
+      : undefined;
+  const simulationMs = performance.now() - started;
+  return {
+    storeId: store.id,
+    ownerId: owner.id,
+    productIds: { first: Number(bounds?.first), last: Number(bounds?.last) },
+    seedMs,
+    orders: summary ? { count: summary.orders, from: summary.from, to: summary.to, simulationMs } : undefined,
+  };
+}
+
+/** Builds the store in an SQLite file of its own, checkpointed so that the file alone holds it. */
+async function buildSqliteStore(dataDir: string, sqliteFile: string, products: number, orders: number): Promise<BenchData> {
   const db = createDatabase({ databaseUrl: undefined, dataDir }, { sqliteFile });
   try {
     await migrateToLatest(db);
-    const deps = { db, clock: systemClock };
-    const { store, owner } = await createStore(deps, {
-      name: 'Bench Store',
-      domain: 'bench-store.example',
-      owner: { email: 'owner@bench-store.example', name: 'Bench Owner', password: randomBytes(16).toString('base64url') },
-    });
-    let started = performance.now();
-    await seedCatalogForBench(db, store.id, products);
-    const seedMs = performance.now() - started;
-    const bounds = await db('products').where({ store_id: store.id }).min({ first: 'id' }).max({ last: 'id' }).first();
-    started = performance.now();
-    let shown = 0;
-    const summary =
-      orders > 0
-        ? await simulateStore(deps, {
-            storeId: store.id,
-            orders,
-            ...SIMULATION,
-            onProgress: (done, total) => {
-              if (done < total && done - shown < total / 10) return;
-              shown = done;
-              console.log(
-                `  simulated ${Math.floor((100 * done) / total)} % (${done} of ${total} steps) in ${((performance.now() - started) / 1000).toFixed(0)} s`,
-              );
-            },
-          })
-        : undefined;
-    const simulationMs = performance.now() - started;
+    const data = await buildStore(db, products, orders);
     await db.raw('pragma wal_checkpoint(truncate)');
-    return {
-      storeId: store.id,
-      ownerId: owner.id,
-      productIds: { first: Number(bounds?.first), last: Number(bounds?.last) },
-      seedMs,
-      orders: summary ? { count: summary.orders, from: summary.from, to: summary.to, simulationMs } : undefined,
-    };
+    return data;
   } finally {
     await db.destroy();
   }
@@ -112,7 +120,7 @@ async function keptStore(products: number, orders: number): Promise<{ file: stri
   console.log(`Building the bench store (${products} products, ${orders} orders over ${SIMULATION.days} days); kept as ${file}`);
   const buildDir = fs.mkdtempSync(path.join(keptDir, 'building-'));
   try {
-    const data = await buildStore(buildDir, 'bench.sqlite', products, orders);
+    const data = await buildSqliteStore(buildDir, 'bench.sqlite', products, orders);
     fs.renameSync(path.join(buildDir, 'bench.sqlite'), file);
     fs.writeFileSync(about, `${JSON.stringify(data, null, 2)}\n`);
     return { file, data, built: true };
@@ -142,20 +150,60 @@ async function install(services: Services, storeId: string, ownerId: string, cli
   return requestTokens(services, clientId, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: verifier });
 }
 
-async function main(): Promise<void> {
-  const products = Number(process.env.BENCH_PRODUCTS ?? 100_000);
-  const orders = Number(process.env.BENCH_ORDERS ?? 100_000);
+interface BenchDatabase {
+  readonly db: Knex;
+  readonly data: BenchData;
+  readonly built: boolean;
+  /** Removes what the run made. The process exits right after: requests still queued for the database when the load stops must not meet a destroyed pool, so the pool is left to die with the process. */
+  readonly close: () => Promise<void>;
+}
+
+/** SQLite: a copy of the kept store (built first if there is none) in a temporary directory. */
+async function sqliteBenchDatabase(products: number, orders: number): Promise<BenchDatabase> {
   const kept = await keptStore(products, orders);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
   fs.copyFileSync(kept.file, path.join(dataDir, 'bench.sqlite'));
   const db = createDatabase({ databaseUrl: undefined, dataDir }, { sqliteFile: 'bench.sqlite' });
-  // The process exits right after: requests still queued for the database when the load stops must
-  // not meet a destroyed pool, so the pool is left to die with the process.
-  const close = async () => fs.rmSync(dataDir, { recursive: true, force: true });
+  await migrateToLatest(db);
+  return { db, data: kept.data, built: kept.built, close: async () => fs.rmSync(dataDir, { recursive: true, force: true }) };
+}
+
+/**
+ * PostgreSQL (BENCH_DATABASE_URL): the store built anew in a schema of its own, dropped at the end.
+ * Nothing is kept between runs: the database is the operator's, and its state is theirs.
+ */
+async function postgresBenchDatabase(url: string, products: number, orders: number): Promise<BenchDatabase> {
+  const schema = `svc_bench_${randomBytes(6).toString('hex')}`;
+  const withAdmin = async (statement: string) => {
+    const admin = createDatabase({ databaseUrl: url, dataDir: '' });
+    try {
+      await admin.raw(statement, [schema]);
+    } finally {
+      await admin.destroy();
+    }
+  };
+  await withAdmin('create schema ??');
+  const db = createDatabase({ databaseUrl: url, dataDir: '' }, { pgSchema: schema });
   try {
     await migrateToLatest(db);
+    console.log(`Building the bench store (${products} products, ${orders} orders over ${SIMULATION.days} days) in PostgreSQL schema ${schema}`);
+    const data = await buildStore(db, products, orders);
+    return { db, data, built: true, close: () => withAdmin('drop schema ?? cascade') };
+  } catch (error) {
+    await db.destroy().catch(() => undefined);
+    await withAdmin('drop schema ?? cascade').catch(() => undefined);
+    throw error;
+  }
+}
+
+async function main(): Promise<void> {
+  const products = Number(process.env.BENCH_PRODUCTS ?? 100_000);
+  const orders = Number(process.env.BENCH_ORDERS ?? 100_000);
+  const databaseUrl = process.env.BENCH_DATABASE_URL;
+  const { db, data, built, close } = databaseUrl ? await postgresBenchDatabase(databaseUrl, products, orders) : await sqliteBenchDatabase(products, orders);
+  try {
     const services = createServices({ db, clock: systemClock, rateLimits: { perInstallation: UNLIMITED, perClient: UNLIMITED } });
-    const { storeId, ownerId } = kept.data;
+    const { storeId, ownerId } = data;
 
     const { app: client } = await registerApp(services, { name: 'Bench App' });
     await addVersion(services, client.id, {
@@ -177,7 +225,7 @@ async function main(): Promise<void> {
         return tokens.access_token;
       },
     });
-    tellParent({ type: 'ready', port: portOf(server), accessToken: tokens.access_token, ...kept.data, built: kept.built });
+    tellParent({ type: 'ready', port: portOf(server), accessToken: tokens.access_token, ...data, built });
   } catch (error) {
     await db.destroy().catch(() => undefined);
     await close();
