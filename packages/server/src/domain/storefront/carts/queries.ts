@@ -2,7 +2,7 @@ import { keysetPage, type ListRequest, type Page } from '../../../core/paging';
 import { groupedBy } from '../../../core/records';
 import type { Db } from '../../../db/transactions';
 import type { VersionedResource } from '../../common/versioned';
-import { customersById } from '../customers/queries';
+import { customersOfRows } from '../customers/queries';
 import { type AbandonedCart, type CartItemRow, type CartRow, cartNotFound } from './row';
 import { cartView } from './view';
 
@@ -26,20 +26,12 @@ export interface CartReading {
 async function cartsView(db: Db, storeId: string, rows: readonly CartRow[], reading: CartReading): Promise<AbandonedCart[]> {
   if (rows.length === 0) return [];
   const cartIds = rows.map((row) => Number(row.id));
-  const [itemRows, customers] = await Promise.all([
+  const [itemRows, customerOf] = await Promise.all([
     db<CartItemRow>('abandoned_cart_items').where({ store_id: storeId }).whereIn('cart_id', cartIds).orderBy('id') as Promise<CartItemRow[]>,
-    customersById(
-      db,
-      storeId,
-      rows.map((row) => Number(row.customer_id)),
-    ),
+    customersOfRows(db, storeId, rows, 'Cart'),
   ]);
   const items = groupedBy(itemRows, (item) => Number(item.cart_id));
-  return rows.map((row) => {
-    const customer = customers.get(Number(row.customer_id));
-    if (!customer) throw new Error(`Cart ${row.id} has no customer ${row.customer_id} in its store`);
-    return cartView(row, items.get(Number(row.id)) ?? [], customer, reading.showContact, reading.now);
-  });
+  return rows.map((row) => cartView(row, items.get(Number(row.id)) ?? [], customerOf(row), reading.showContact, reading.now));
 }
 
 async function oneCartView(db: Db, row: CartRow, reading: CartReading): Promise<AbandonedCart> {

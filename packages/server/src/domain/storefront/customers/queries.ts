@@ -14,10 +14,26 @@ export async function requireCustomer(db: Db, storeId: string, id: number): Prom
   return customer;
 }
 
-/** The store's customers with these ids, by id. */
-export async function customersById(db: Db, storeId: string, ids: readonly number[]): Promise<Map<number, Readonly<CustomerRow>>> {
-  if (ids.length === 0) return new Map();
-  const distinct = [...new Set(ids)];
-  const rows = await selectRows<CustomerRow>(db, `select * from customers where store_id = ? and id in ${placeholdersFor(distinct)}`, [storeId, ...distinct]);
-  return new Map(rows.map((row) => [Number(row.id), row]));
+/**
+ * The customers of a page of rows (orders, carts, reviews), read at once: the answer gives each row
+ * its customer. A row whose customer is not in its store breaks an invariant of the schema (an error,
+ * not a 404).
+ */
+export async function customersOfRows<Row extends { readonly id: number; readonly customer_id: number }>(
+  db: Db,
+  storeId: string,
+  rows: readonly Row[],
+  noun: string,
+): Promise<(row: Row) => Readonly<CustomerRow>> {
+  const distinct = [...new Set(rows.map((row) => Number(row.customer_id)))];
+  const found =
+    distinct.length === 0
+      ? []
+      : await selectRows<CustomerRow>(db, `select * from customers where store_id = ? and id in ${placeholdersFor(distinct)}`, [storeId, ...distinct]);
+  const byId = new Map(found.map((customer) => [Number(customer.id), customer]));
+  return (row) => {
+    const customer = byId.get(Number(row.customer_id));
+    if (!customer) throw new Error(`${noun} ${row.id} has no customer ${row.customer_id} in its store`);
+    return customer;
+  };
 }

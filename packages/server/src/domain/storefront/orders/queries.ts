@@ -5,7 +5,7 @@ import { groupedBy } from '../../../core/records';
 import { placeholdersFor, SqlConditions, selectRows } from '../../../db/reads';
 import type { Db } from '../../../db/transactions';
 import type { VersionedResource } from '../../common/versioned';
-import { customersById } from '../customers/queries';
+import { customersOfRows } from '../customers/queries';
 import {
   type DigitalItem,
   type DigitalUnitRow,
@@ -101,23 +101,15 @@ async function itemsByOrder(db: Db, storeId: string, orderIds: readonly number[]
 /** Orders with their lines and customers: two reads a page, whatever its size. */
 async function ordersView(db: Db, storeId: string, rows: readonly OrderRow[], showContact: boolean): Promise<Order[]> {
   if (rows.length === 0) return [];
-  const [items, customers] = await Promise.all([
+  const [items, customerOf] = await Promise.all([
     itemsByOrder(
       db,
       storeId,
       rows.map((row) => Number(row.id)),
     ),
-    customersById(
-      db,
-      storeId,
-      rows.map((row) => Number(row.customer_id)),
-    ),
+    customersOfRows(db, storeId, rows, 'Order'),
   ]);
-  return rows.map((row) => {
-    const customer = customers.get(Number(row.customer_id));
-    if (!customer) throw new Error(`Order ${row.id} has no customer ${row.customer_id} in its store`);
-    return orderView(row, items.get(Number(row.id)) ?? [], customer, showContact);
-  });
+  return rows.map((row) => orderView(row, items.get(Number(row.id)) ?? [], customerOf(row), showContact));
 }
 
 /**

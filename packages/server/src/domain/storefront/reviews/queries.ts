@@ -3,7 +3,7 @@ import { keysetPage, type ListRequest, type Page } from '../../../core/paging';
 import { SqlConditions, selectRows } from '../../../db/reads';
 import type { Db } from '../../../db/transactions';
 import type { VersionedResource } from '../../common/versioned';
-import { customersById } from '../customers/queries';
+import { customersOfRows } from '../customers/queries';
 import { type Review, type ReviewRow, type ReviewStatus, reviewNotAllowed, reviewNotFound } from './row';
 import { reviewView } from './view';
 
@@ -26,16 +26,8 @@ export const reviewResource: VersionedResource<ReviewRow> = {
 /** Reviews with their customers: one read of customers a page, whatever its size. */
 async function reviewsView(db: Db, storeId: string, rows: readonly ReviewRow[], showContact: boolean): Promise<Review[]> {
   if (rows.length === 0) return [];
-  const customers = await customersById(
-    db,
-    storeId,
-    rows.map((row) => Number(row.customer_id)),
-  );
-  return rows.map((row) => {
-    const customer = customers.get(Number(row.customer_id));
-    if (!customer) throw new Error(`Review ${row.id} has no customer ${row.customer_id} in its store`);
-    return reviewView(row, customer, showContact);
-  });
+  const customerOf = await customersOfRows(db, storeId, rows, 'Review');
+  return rows.map((row) => reviewView(row, customerOf(row), showContact));
 }
 
 /** The review as the interface shows it; the customer's contact details only when `showContact` (`customers:read`). */
