@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { riyadhDay } from '../../packages/server/src/domain/storefront/pricing';
 import type { ChildMessage, ParentMessage, ReadyMessage, StoreReadyMessage } from './protocol';
 import { benchWebhooks, type WebhookFigures } from './webhooks';
 
@@ -24,11 +25,13 @@ import { benchWebhooks, type WebhookFigures } from './webhooks';
  * cases, tools/bench/webhooks.ts).
  */
 
-function numberFromEnv(name: string, fallback: number): number {
+/** A number from the environment, or the fallback when unset; positive unless `zero` is allowed. */
+function numberFromEnv(name: string, fallback: number, { zero = false } = {}): number {
   const text = process.env[name];
   if (text === undefined || text === '') return fallback;
   const value = Number(text);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, not "${text}"`);
+  if (!Number.isFinite(value) || value < 0 || (value === 0 && !zero))
+    throw new Error(`${name} must be a ${zero ? 'non-negative' : 'positive'} number, not "${text}"`);
   return value;
 }
 
@@ -38,7 +41,7 @@ const CONNECTIONS = Math.round(numberFromEnv('BENCH_CONNECTIONS', 10));
 const PRODUCTS = Math.round(numberFromEnv('BENCH_PRODUCTS', 100_000));
 /** BENCH_DATABASE_URL: the store API over PostgreSQL instead, its store built anew each run (no orders unless asked: simulating them over the network takes long). */
 const POSTGRES_URL = process.env.BENCH_DATABASE_URL || undefined;
-const ORDERS = process.env.BENCH_ORDERS === '0' ? 0 : Math.round(numberFromEnv('BENCH_ORDERS', POSTGRES_URL ? 0 : 100_000));
+const ORDERS = Math.round(numberFromEnv('BENCH_ORDERS', POSTGRES_URL ? 0 : 100_000, { zero: true }));
 const PROFILE_DIR = process.env.BENCH_PROFILE ? path.resolve(process.env.BENCH_PROFILE) : undefined;
 /** Only these cases (comma-separated names), e.g. `hello,products.get` while profiling. */
 const CASES = process.env.BENCH_CASES ? new Set(process.env.BENCH_CASES.split(',').map((name) => name.trim())) : undefined;
@@ -415,8 +418,7 @@ async function main(): Promise<void> {
         authenticated: true,
       });
       // The simulated days, as dates of the store's time zone: the first, and the last (`to` is the midnight after it).
-      const day = (instant: number) => new Intl.DateTimeFormat('en-CA', { timeZone: 'Asia/Riyadh' }).format(instant);
-      const range = new URLSearchParams({ from: day(orders.from), to: day(orders.to - 1) }).toString();
+      const range = new URLSearchParams({ from: riyadhDay(orders.from), to: riyadhDay(orders.to - 1) }).toString();
       await run({
         name: 'analytics.overview',
         label: `GET /analytics/overview?${range}`,
@@ -434,7 +436,7 @@ async function main(): Promise<void> {
       let shift = 0;
       const nextRange = () => {
         const { first, last } = shifts[shift++ % shifts.length] as { first: number; last: number };
-        const query = new URLSearchParams({ from: day(orders.from + first * DAY_MS), to: day(orders.to - 1 - last * DAY_MS) }).toString();
+        const query = new URLSearchParams({ from: riyadhDay(orders.from + first * DAY_MS), to: riyadhDay(orders.to - 1 - last * DAY_MS) }).toString();
         return `/stores/${storeId}/v1/analytics/overview?${query}`;
       };
       await run({

@@ -8,12 +8,10 @@ import { createDatabase } from '../../packages/server/src/db/connection';
 import { migrateToLatest } from '../../packages/server/src/db/migrate';
 import { migrations } from '../../packages/server/src/db/migrations';
 import { bufferedOutput, createLogger } from '../../packages/server/src/http/request-log';
-import { validateAuthorization } from '../../packages/server/src/oauth/authorize';
-import { answerConsent, rememberAuthorization } from '../../packages/server/src/oauth/consent';
-import { s256 } from '../../packages/server/src/oauth/pkce';
+import { installDirectly } from '../../packages/server/src/oauth/direct-install';
 import { requestTokens } from '../../packages/server/src/oauth/token-endpoint';
 import { addVersion, registerApp } from '../../packages/server/src/platform/apps';
-import { createServices, type Services } from '../../packages/server/src/platform/services';
+import { createServices } from '../../packages/server/src/platform/services';
 import { createStore } from '../../packages/server/src/platform/stores';
 import { seedCatalogForBench } from '../../packages/server/src/seeds/demo-catalog';
 import { simulateStore } from '../../packages/server/src/seeds/simulation/run';
@@ -129,27 +127,6 @@ async function keptStore(products: number, orders: number): Promise<{ file: stri
   }
 }
 
-/** Installs the app on the store through the OAuth domain functions and returns its first token pair. */
-async function install(services: Services, storeId: string, ownerId: string, clientId: string) {
-  const verifier = randomBytes(32).toString('base64url');
-  const request = await validateAuthorization(services, {
-    response_type: 'code',
-    client_id: clientId,
-    store_id: storeId,
-    redirect_uri: REDIRECT_URI,
-    state: randomBytes(12).toString('base64url'),
-    code_challenge: s256(verifier),
-    code_challenge_method: 'S256',
-    scope: SCOPES.join(' '),
-  });
-  const requestId = await rememberAuthorization(services, 'bench-session', ownerId, request);
-  const outcome = await answerConsent(services, { requestId, sessionHash: 'bench-session', approve: true, optionalScopesKept: [] });
-  if (!outcome.ok) throw new Error(`Consent failed: ${outcome.reason}`);
-  const code = new URL(outcome.location).searchParams.get('code');
-  if (!code) throw new Error(`No code in ${outcome.location}`);
-  return requestTokens(services, clientId, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: verifier });
-}
-
 interface BenchDatabase {
   readonly db: Knex;
   readonly data: BenchData;
@@ -203,7 +180,7 @@ async function main(): Promise<void> {
   const { db, data, built, close } = databaseUrl ? await postgresBenchDatabase(databaseUrl, products, orders) : await sqliteBenchDatabase(products, orders);
   try {
     const services = createServices({ db, clock: systemClock, rateLimits: { perInstallation: UNLIMITED, perClient: UNLIMITED } });
-    const { storeId, ownerId } = data;
+    const { storeId } = data;
 
     const { app: client } = await registerApp(services, { name: 'Bench App' });
     await addVersion(services, client.id, {
@@ -212,7 +189,7 @@ async function main(): Promise<void> {
       requiredScopes: SCOPES,
       optionalScopes: [],
     });
-    let tokens = await install(services, storeId, ownerId, client.id);
+    let tokens = await installDirectly(services, { storeId, appId: client.id, scopes: SCOPES, redirectUri: REDIRECT_URI });
 
     // Each request's line is written as in production, to nowhere: its cost is part of what is measured.
     const logger = createLogger({ level: 'info', environment: 'production' }, bufferedOutput(os.devNull));

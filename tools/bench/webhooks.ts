@@ -8,7 +8,6 @@ import { createSubscription } from '../../packages/server/src/domain/webhooks/su
 import { createDispatcher } from '../../packages/server/src/jobs/webhook-dispatcher';
 import { installDirectly } from '../../packages/server/src/oauth/direct-install';
 import { addVersion, registerApp } from '../../packages/server/src/platform/apps';
-import { findInstallationOf } from '../../packages/server/src/platform/installations';
 import { recordEvent } from '../../packages/server/src/platform/outbox';
 import { createServices, type Services } from '../../packages/server/src/platform/services';
 import { createStore } from '../../packages/server/src/platform/stores';
@@ -69,13 +68,16 @@ async function storesWithSubscriptions(services: Services, receiverPort: number)
       requiredScopes: ['products:read'],
       optionalScopes: [],
     });
-    await installDirectly(services, { storeId: store.id, appId: app.id, scopes: ['products:read'], redirectUri: REDIRECT_URI });
-    const installation = await findInstallationOf(services.db, store.id, app.id);
-    if (!installation) throw new Error('The bench app was not installed');
+    const { installation_id: installationId } = await installDirectly(services, {
+      storeId: store.id,
+      appId: app.id,
+      scopes: ['products:read'],
+      redirectUri: REDIRECT_URI,
+    });
     await createSubscription(
       services.db,
       services,
-      { storeId: store.id, installationId: installation.id, scopes: new Set(['products:read']), now: services.clock.now() },
+      { storeId: store.id, installationId, scopes: new Set(['products:read']), now: services.clock.now() },
       { endpoint_url: `http://127.0.0.1:${receiverPort}/hooks/${index}`, event_types: ['product.created'] },
     );
     storeIds.push(store.id);

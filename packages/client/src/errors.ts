@@ -1,10 +1,8 @@
 import type { components } from '@svc/contract';
+import type { ErrorCode, ErrorDetail } from './generated/schema';
 
-/** Every code the service answers (the spec's `ErrorCode`). */
-export type ErrorCode = components['schemas']['ErrorCode'];
 /** The service's error object: `code`, `message` and the extras some codes carry (`details`, `current_etag`, `operation_id`, …). */
 export type ErrorObject = components['schemas']['Error']['error'];
-export type ErrorDetail = NonNullable<ErrorObject['details']>[number];
 
 /**
  * The client's own codes, for failures that never got an answer in the error format: the request

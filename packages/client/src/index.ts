@@ -1,6 +1,6 @@
 export { createStoreClient, type EtagUpdate, type StoreClient, type StoreClientOptions, type StoreMethod } from './client';
 export type { AccessTokenProvider, AccessTokenSource } from './credentials';
-export { type ClientErrorCode, type ErrorCode, type ErrorDetail, type ErrorObject, ReauthorizationRequiredError, StoreApiError } from './errors';
+export { type ClientErrorCode, type ErrorObject, ReauthorizationRequiredError, StoreApiError } from './errors';
 export * from './generated/schema';
 export {
   type AuthorizeUrlOptions,

@@ -1,5 +1,6 @@
 import type { AccessTokenProvider } from './credentials';
-import { type ErrorCode, ReauthorizationRequiredError, StoreApiError } from './errors';
+import { ReauthorizationRequiredError, StoreApiError } from './errors';
+import type { ErrorCode } from './generated/schema';
 import type { OAuthClient, TokenRequest, TokenResponse } from './oauth';
 
 /** A token pair as the app stores it: the token response and when its access token expires. */

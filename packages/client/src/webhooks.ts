@@ -67,9 +67,10 @@ function refusalOf(error: PackageVerificationError): WebhookVerificationError {
 export function verifyWebhook(secrets: string | readonly string[], body: string | Uint8Array, headers: WebhookHeaders): WebhookEvent {
   const keys = typeof secrets === 'string' ? [secrets] : secrets;
   if (keys.length === 0) throw new TypeError('verifyWebhook needs at least one secret');
-  const missing = SIGNED_HEADERS.filter((name) => !headerOf(headers, name));
+  const values = SIGNED_HEADERS.map((name) => [name, headerOf(headers, name)] as const);
+  const missing = values.filter(([, value]) => !value).map(([name]) => name);
   if (missing.length > 0) throw new WebhookVerificationError('MISSING_HEADER', `The request has no ${missing.join(', ')} header.`);
-  const signed = Object.fromEntries(SIGNED_HEADERS.map((name) => [name, headerOf(headers, name) as string]));
+  const signed = Object.fromEntries(values) as Record<(typeof SIGNED_HEADERS)[number], string>;
   const payload = typeof body === 'string' ? body : new TextDecoder().decode(body);
   let refusal: WebhookVerificationError | undefined;
   for (const key of keys) {

@@ -14,8 +14,8 @@ export function ownValue<V>(record: Readonly<Record<string, V>>, key: string): V
 export const emptyRecord = <V>(): Record<string, V> => Object.create(null) as Record<string, V>;
 
 /** Rows grouped by the id `keyOf` gives, each group in the order the rows came (a page's lines by their parent). */
-export function groupedBy<Row>(rows: readonly Row[], keyOf: (row: Row) => number): Map<number, Row[]> {
-  const groups = new Map<number, Row[]>();
+export function groupedBy<Row, Key = number>(rows: readonly Row[], keyOf: (row: Row) => Key): Map<Key, Row[]> {
+  const groups = new Map<Key, Row[]>();
   for (const row of rows) {
     const key = keyOf(row);
     const group = groups.get(key);

@@ -18,16 +18,19 @@ export interface DomainEvent {
  * Writes an event to the outbox in the caller's transaction, so the event exists exactly when the
  * change it describes does. The stored payload is the webhook envelope; delivery reads it later.
  */
+/** The webhook envelope of an event: what a receiver gets, stored as the outbox payload. */
+export const envelopeOf = (id: string, event: Pick<DomainEvent, 'type' | 'storeId' | 'occurredAt' | 'data'>) => ({
+  id,
+  type: event.type,
+  api_version: API_VERSION,
+  store_id: event.storeId,
+  occurred_at: toIso(event.occurredAt),
+  data: event.data,
+});
+
 export async function recordEvent(db: Db, event: DomainEvent): Promise<string> {
   const id = randomUUID();
-  const payload = {
-    id,
-    type: event.type,
-    api_version: API_VERSION,
-    store_id: event.storeId,
-    occurred_at: toIso(event.occurredAt),
-    data: event.data,
-  };
+  const payload = envelopeOf(id, event);
   await db('outbox_events').insert({
     id,
     store_id: event.storeId,

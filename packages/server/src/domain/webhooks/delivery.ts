@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { components } from '@svc/contract';
 import type { Knex } from 'knex';
 import { toIso } from '../../core/clock';
+import { groupedBy } from '../../core/records';
 import type { Sealer } from '../../credentials/sealing';
 import { fromJsonList } from '../../db/json-lists';
 import type { Db } from '../../db/transactions';
 import type { ExpiryRule } from '../../platform/housekeeping';
-import { API_VERSION, OUTBOX_KEPT_MS } from '../../platform/outbox';
+import { envelopeOf, OUTBOX_KEPT_MS } from '../../platform/outbox';
 import type { Deps, WebhookSettings } from '../../platform/services';
 import type { WebhookOutcome } from '../../platform/webhook-transport';
 import { mayReceive } from './event-types';
@@ -326,9 +327,12 @@ export async function recordAttempts(deps: DeliveryDeps, made: readonly AttemptM
       await trx('webhook_attempts').insert(made.slice(start, start + INSERT_CHUNK).map((attempt) => attempt.record));
     }
     const delivered = made.filter((attempt) => attempt.record.outcome === 'succeeded');
-    for (const [token, ids] of groupByClaim(delivered)) {
+    for (const [token, attempts] of groupedBy(delivered, (attempt) => attempt.claimed.claimToken)) {
       await trx('webhook_deliveries')
-        .whereIn('id', ids)
+        .whereIn(
+          'id',
+          attempts.map((attempt) => attempt.claimed.id),
+        )
         .where({ claim_token: token })
         .update({ state: 'succeeded', attempts: trx.raw('attempts + 1'), finished_at: now, claimed_until: null });
     }
@@ -343,12 +347,6 @@ export async function recordAttempts(deps: DeliveryDeps, made: readonly AttemptM
       }
     }
   });
-}
-
-function groupByClaim(made: readonly AttemptMade[]): Map<string, number[]> {
-  const groups = new Map<string, number[]>();
-  for (const { claimed } of made) groups.set(claimed.claimToken, [...(groups.get(claimed.claimToken) ?? []), claimed.id]);
-  return groups;
 }
 
 async function retryOrGiveUp(trx: Knex.Transaction, deps: DeliveryDeps, { claimed, record }: AttemptMade, now: number, random: () => number): Promise<void> {
@@ -376,14 +374,14 @@ async function retryOrGiveUp(trx: Knex.Transaction, deps: DeliveryDeps, { claime
 export async function sendTestEvent(deps: DeliveryDeps, db: Db, subscription: SubscriptionRow): Promise<WebhookDeliveryAttempt> {
   const eventId = randomUUID();
   const now = deps.clock.now();
-  const body = JSON.stringify({
-    id: eventId,
-    type: 'webhook.test',
-    api_version: API_VERSION,
-    store_id: subscription.store_id,
-    occurred_at: toIso(now),
-    data: { subscription_id: subscription.id, message: TEST_MESSAGE },
-  });
+  const body = JSON.stringify(
+    envelopeOf(eventId, {
+      type: 'webhook.test',
+      storeId: subscription.store_id,
+      occurredAt: now,
+      data: { subscription_id: subscription.id, message: TEST_MESSAGE },
+    }),
+  );
   const { outcome, at } = await send(deps, subscription, eventId, body);
   const record = attemptRecord(subscription.id, null, eventId, 'webhook.test', 1, outcome, at);
   await db('webhook_attempts').insert(record);

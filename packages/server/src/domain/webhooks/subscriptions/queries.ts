@@ -7,10 +7,6 @@ export interface SubscriptionOwner {
   readonly installationId: string;
 }
 
-export async function findSubscription(db: Db, owner: SubscriptionOwner, id: string): Promise<SubscriptionRow | undefined> {
-  return db<SubscriptionRow>('webhook_subscriptions').where({ id, store_id: owner.storeId, installation_id: owner.installationId }).first();
-}
-
 /** The owner's subscription, locked for a change until the transaction ends (SQLite has one writer); 404 otherwise. */
 export async function lockSubscription(db: Db, owner: SubscriptionOwner, id: string): Promise<SubscriptionRow> {
   const query = db<SubscriptionRow>('webhook_subscriptions').where({ id, store_id: owner.storeId, installation_id: owner.installationId });
