@@ -75,7 +75,15 @@ export interface ServerKeys {
   readonly cursor: Buffer;
 }
 
-export type Handler<K extends OperationId> = (context: HandlerContext<K>) => Promise<HandlerResult<K>>;
+export type Handler<K extends OperationId> = ((context: HandlerContext<K>) => Promise<HandlerResult<K>>) & {
+  /**
+   * An operation under an Idempotency-Key whose work waits on the network (webhooks.test sends a
+   * request of up to 15 s) runs outside the key's transaction: inside, it would hold the database
+   * (on SQLite its only connection) for as long as the receiver takes. Its writes commit as they
+   * go, and its answer is stored once it has one.
+   */
+  readonly outsideTransaction?: true;
+};
 
 /** One handler per operationId: the generated registry has this type, so a missing or mistyped handler fails `tsc`. */
 export type Handlers = { readonly [K in OperationId]: Handler<K> };

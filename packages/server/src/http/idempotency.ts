@@ -198,10 +198,23 @@ class ClaimLost extends Error {}
  * frees the key for a retry. `work` must use only the transaction it is given (on SQLite the pool
  * has one connection, which the transaction holds).
  */
-export async function runIdempotently<T>(
+export function runIdempotently<T>(
   deps: IdempotencyDeps,
   scope: IdempotencyScope,
   work: (trx: Knex.Transaction) => Promise<WorkResponse<T>>,
+): Promise<IdempotentResponse<T>>;
+/** With `inTransaction: false` (an operation that waits on the network) the work gets the database itself. */
+export function runIdempotently<T>(
+  deps: IdempotencyDeps,
+  scope: IdempotencyScope,
+  work: (db: Knex | Knex.Transaction) => Promise<WorkResponse<T>>,
+  options: { inTransaction: boolean },
+): Promise<IdempotentResponse<T>>;
+export async function runIdempotently<T>(
+  deps: IdempotencyDeps,
+  scope: IdempotencyScope,
+  work: (db: Knex.Transaction) => Promise<WorkResponse<T>>,
+  { inTransaction = true }: { inTransaction?: boolean } = {},
 ): Promise<IdempotentResponse<T>> {
   const claimed = await claim(deps, scope);
   if (!claimed.owned) {
@@ -209,8 +222,10 @@ export async function runIdempotently<T>(
     return replay<T>(deps.sealer, claimed.row);
   }
   const { id, leaseUntil } = claimed;
+  // Outside a transaction the work's writes commit as they go, and the answer is stored after them.
+  const within = <R>(run: (db: Knex.Transaction) => Promise<R>): Promise<R> => (inTransaction ? deps.db.transaction(run) : run(deps.db as Knex.Transaction)); // the second overload's work takes either
   try {
-    return await deps.db.transaction(async (trx) => {
+    return await within(async (trx) => {
       const response = await work(trx);
       const headers = { ...(response.headers ?? {}) };
       const outcome: StoredOutcome<T> = { kind: 'response', body: JSON.parse(JSON.stringify(response.body ?? null)) as T };

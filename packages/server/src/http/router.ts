@@ -8,7 +8,7 @@ import { serviceKey } from '../platform/service-keys';
 import type { Services } from '../platform/services';
 import { authenticateBearer, type Principal, requireScopes } from './bearer';
 import { refuseUnexpectedContent } from './bodyless';
-import type { Execution, HandlerContext, Handlers, ServerKeys } from './handler';
+import type { Execution, Handler, HandlerContext, Handlers, ServerKeys } from './handler';
 import { REPLAYED_HEADER, requestHashOf, runIdempotently } from './idempotency';
 import { matchedOperation } from './matched-operation';
 import { rateLimitHeaders } from './protocol-headers';
@@ -123,10 +123,15 @@ async function execute(
     key: String(req.headers['idempotency-key']),
     requestHash: requestHashOf(req.method, req.path, req.body),
   };
-  const result = await runIdempotently(services, scope, async (trx) => {
-    const answer = await handler({ ...context, db: trx });
-    return { status: answer.status, body: answer.body as unknown, ...(answer.headers ? { headers: answer.headers } : {}) };
-  });
+  const result = await runIdempotently(
+    services,
+    scope,
+    async (db) => {
+      const answer = await handler({ ...context, db });
+      return { status: answer.status, body: answer.body as unknown, ...(answer.headers ? { headers: answer.headers } : {}) };
+    },
+    { inTransaction: (handler as Handler<OperationId>).outsideTransaction !== true },
+  );
   const headers = result.replayed ? { ...result.headers, [REPLAYED_HEADER]: 'true' } : result.headers;
   return { status: result.status, body: result.replayed ? withRequestId(result.body, context.requestId) : result.body, headers };
 }

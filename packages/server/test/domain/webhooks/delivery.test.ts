@@ -354,6 +354,24 @@ describe.each(testDatabases())('webhook delivery on $name', (testDatabase) => {
       expect(receiver.receivedAt(catalog.path)).toHaveLength(1);
     });
 
+    it('holds no database while the receiver takes its time: the store API writes meanwhile, and a repeated key then answers the stored attempt', async () => {
+      const s = await shop();
+      const catalog = await subscribed(s, ['products:read'], ['product.created']);
+      receiver.answer(catalog.path, 'hang');
+      const testing = postAction(h.app, s.storeId, catalog.subscriber.token, catalog.id, 'test', 'slow-receiver').then((response) => response);
+      await until(() => receiver.receivedAt(catalog.path).length === 1);
+      // On SQLite one open transaction holds the only connection: this write would wait for the receiver.
+      expect(await createProduct(s, 'Written while the test waits')).toMatchObject({ name: 'Written while the test waits' });
+      receiver.answer(catalog.path, 200);
+      const response = await testing;
+      expect(response.status).toBe(200);
+      expect(response.body.data).toMatchObject({ event_type: 'webhook.test', outcome: 'succeeded', response_status: 200 });
+      const again = await postAction(h.app, s.storeId, catalog.subscriber.token, catalog.id, 'test', 'slow-receiver');
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.body.data).toEqual(response.body.data);
+      expect(receiver.receivedAt(catalog.path)).toHaveLength(1);
+    });
+
     it('reports a failed test as a 200 with outcome failed, and never retries it; it is sent while paused too; a revoked subscription is 409', async () => {
       const s = await shop();
       const catalog = await subscribed(s, ['products:read'], ['product.created']);
