@@ -15,6 +15,7 @@ const layers = [
   ['dashboard', 'dashboard/'],
   ['handlers', 'handlers/'],
   ['jobs', 'jobs/'],
+  ['runtime', 'runtime/'],
   ['app', '(app\\.ts|main\\.ts|cli/|seeds/|generated/)'],
 ];
 

@@ -25,6 +25,26 @@ export interface StoreReadyMessage extends ReadyMessage, BenchData {
   built: boolean;
 }
 
+/** The first-start server (first-start.ts) is listening with the demo store; it simulates its history after a while. */
+export interface FirstStartReadyMessage extends ReadyMessage {
+  /** What to read, in turn: products of the demo store, spread over its catalog, and its first orders. */
+  paths: string[];
+  /** Holds `products:read` and `orders:read`. */
+  accessToken: string;
+}
+
+/** The first-start simulation began. */
+export interface SimulatingMessage {
+  type: 'simulating';
+}
+
+/** The first-start simulation ended. */
+export interface SimulatedMessage {
+  type: 'simulated';
+  orders: number;
+  simulationMs: number;
+}
+
 /** A fresh access token (tokens live 900 s; long runs ask again before each case). */
 export interface TokenMessage {
   type: 'token';
@@ -49,6 +69,15 @@ export interface FailedMessage {
   message: string;
 }
 
-export type ChildMessage = ReadyMessage | StoreReadyMessage | TokenMessage | ProfiledMessage | CpuMessage | FailedMessage;
+export type ChildMessage =
+  | ReadyMessage
+  | StoreReadyMessage
+  | FirstStartReadyMessage
+  | SimulatingMessage
+  | SimulatedMessage
+  | TokenMessage
+  | ProfiledMessage
+  | CpuMessage
+  | FailedMessage;
 
 export type ParentMessage = { type: 'token' } | { type: 'cpu' } | { type: 'profile-start' } | { type: 'profile-stop'; file: string } | { type: 'stop' };

@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { riyadhDay } from '../../packages/server/src/domain/storefront/pricing';
-import type { ChildMessage, ParentMessage, ReadyMessage, StoreReadyMessage } from './protocol';
-import { benchWebhooks, type WebhookFigures } from './webhooks';
+import type { ChildMessage, FirstStartReadyMessage, ParentMessage, ReadyMessage, StoreReadyMessage } from './protocol';
+import { benchWebhooks, percentile, type WebhookFigures } from './webhooks';
 
 /**
  * `pnpm bench`: the store API's read path against a bare Express app, on this machine.
@@ -19,10 +19,15 @@ import { benchWebhooks, type WebhookFigures } from './webhooks';
  * Environment: BENCH_SECONDS (10) per measured run, BENCH_WARMUP_SECONDS (3), BENCH_CONNECTIONS
  * (10), BENCH_PRODUCTS (100000), BENCH_ORDERS (100000, simulated over 90 days; the store is built
  * once and kept under BENCH_DATA_DIR, `data/bench`), BENCH_PROFILE=<dir> (CPU profiles of the
- * servers over each measured run), BENCH_CASES=hello,products.get,… (only these), BENCH_JSON=<file>
+ * servers over each measured run), BENCH_CASES=hello,products.get,… (only these; the servers and
+ * their store are started only for their cases), BENCH_JSON=<file>
  * (the figures as JSON), BENCH_DATABASE_URL (the store API on PostgreSQL, in a schema made and
  * dropped by the run; BENCH_ORDERS then defaults to 0), BENCH_WEBHOOK_DELIVERIES and BENCH_WEBHOOK_BURST (10000 each; the webhook
  * cases, tools/bench/webhooks.ts).
+ *
+ * `reads during simulation`: a server of its own at its first start on an empty SQLite directory
+ * (tools/bench/first-start.ts) simulates the demo store's history, as `pnpm start` does, while
+ * reads are sent at a steady pace; their p99 against a target of 100 ms.
  */
 
 /** A number from the environment, or the fallback when unset; positive unless `zero` is allowed. */
@@ -264,6 +269,105 @@ async function deepCursor(
 }
 
 // ---------------------------------------------------------------------------------------------
+// Reads during a simulation
+
+const SIMULATION_CASE = 'reads during simulation';
+/**
+ * One read sent this often, whatever the answers before it (an open loop: a stalled server shows
+ * as the wait of every read sent meanwhile); a newcomer's pace, well below what the server can take.
+ */
+const PROBE_INTERVAL_MS = 50;
+/** What a newcomer trying the API at first start waits for an answer, at most, nearly always. */
+const SIMULATION_READ_TARGET_P99_MS = 100;
+
+interface ReadLatencies {
+  reads: number;
+  latencyP50: number;
+  latencyP99: number;
+  latencyMax: number;
+}
+
+interface SimulationReadFigures {
+  orders: number;
+  simulationMs: number;
+  /** The same reads before the simulation starts: this machine's own noise. */
+  before: ReadLatencies;
+  during: ReadLatencies;
+}
+
+function latenciesOf(milliseconds: readonly number[]): ReadLatencies {
+  const sorted = [...milliseconds].sort((a, b) => a - b);
+  return {
+    reads: sorted.length,
+    latencyP50: percentile(sorted, 0.5),
+    latencyP99: percentile(sorted, 0.99),
+    latencyMax: sorted[sorted.length - 1] ?? 0,
+  };
+}
+
+const describeLatencies = ({ reads, latencyP50, latencyP99, latencyMax }: ReadLatencies) =>
+  `${reads} reads, p50 ${fixed(latencyP50, 1)} ms, p99 ${fixed(latencyP99, 1)} ms, max ${fixed(latencyMax, 1)} ms`;
+
+/**
+ * The first start (first-start.ts) simulates the demo store's history in the server's process
+ * while the API is meant to answer: reads (a product, an order page, in turn) sent every
+ * PROBE_INTERVAL_MS from when it listens until the simulation ends, and how long each took; those
+ * sent before the simulation started are the baseline.
+ */
+async function readsDuringSimulation(): Promise<SimulationReadFigures | undefined> {
+  const child = await startChild<FirstStartReadyMessage>('first-start.ts');
+  try {
+    const { paths, accessToken } = child.ready;
+    let simulating = false;
+    let running = true;
+    void nextMessage(child.process, 'simulating').then(
+      () => {
+        simulating = true;
+      },
+      () => undefined,
+    );
+    const simulated = nextMessage(child.process, 'simulated');
+    const ended = simulated.finally(() => {
+      running = false;
+    });
+    const before: number[] = [];
+    const during: number[] = [];
+    const refused: string[] = [];
+    const reads: Promise<void>[] = [];
+    for (let index = 0; running; index += 1) {
+      const path = paths[index % paths.length] as string;
+      const latencies = simulating ? during : before;
+      const sent = performance.now();
+      reads.push(
+        fetch(`${child.base}${path}`, { headers: { authorization: `Bearer ${accessToken}` } }).then(
+          async (response) => {
+            await response.arrayBuffer();
+            latencies.push(performance.now() - sent);
+            if (response.status !== 200) refused.push(`${path} answered ${response.status}`);
+          },
+          (error: unknown) => void refused.push(`${path}: ${error instanceof Error ? error.message : String(error)}`),
+        ),
+      );
+      await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, PROBE_INTERVAL_MS))]);
+    }
+    const { orders, simulationMs } = await simulated;
+    await Promise.all(reads);
+    if (refused.length > 0) {
+      failures.push(`${SIMULATION_CASE}: ${refused.length} of ${before.length + during.length} reads failed, first ${refused[0]}`);
+      return undefined;
+    }
+    const figures = { orders, simulationMs, before: latenciesOf(before), during: latenciesOf(during) };
+    const met = figures.during.latencyP99 < SIMULATION_READ_TARGET_P99_MS;
+    console.log(`  before it: ${describeLatencies(figures.before)}`);
+    console.log(`  while ${orders} orders were simulated in ${(simulationMs / 1000).toFixed(1)} s: ${describeLatencies(figures.during)}`);
+    console.log(`  p99 while simulating: target < ${SIMULATION_READ_TARGET_P99_MS} ms   ${met ? 'met' : 'MISSED'}`);
+    return figures;
+  } finally {
+    await stopChild(child);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Report
 
 const ratio = (numerator: number, denominator: number) => (denominator > 0 ? numerator / denominator : Number.NaN);
@@ -330,6 +434,139 @@ function printTable(figures: Figures[], checks: Verdict[]): void {
 
 // ---------------------------------------------------------------------------------------------
 
+/** The server processes of the request cases, stopped at the end whatever happened. */
+interface ServerChildren {
+  hello?: Child<ReadyMessage>;
+  api?: Child<StoreReadyMessage>;
+}
+
+/** The request cases' names: the servers are started only when one of them is asked for. */
+const SERVER_CASES = [
+  'hello',
+  'products.get',
+  'products.get (unread)',
+  'products.list',
+  'products.list (deep)',
+  'orders.list',
+  'analytics.overview',
+  'analytics.overview (new ranges)',
+];
+
+const wanted = (name: string) => !CASES || CASES.has(name);
+
+/** The request cases under autocannon: the bare Express app, then the store API over its bench store. */
+async function measureServers(children: ServerChildren): Promise<{ figures: Figures[]; seedMs: number; simulationMs: number | undefined }> {
+  const hello = await startChild('hello.ts');
+  children.hello = hello;
+  console.log(`Store: ${PRODUCTS} products and ${ORDERS} simulated orders on ${POSTGRES_URL ? 'PostgreSQL' : 'SQLite'} …`);
+  const api = await startChild<StoreReadyMessage>('server.ts', { BENCH_PRODUCTS: String(PRODUCTS), BENCH_ORDERS: String(ORDERS) });
+  children.api = api;
+  const { storeId, productIds, orders } = api.ready;
+  const simulated = orders ? `, ${orders.count} orders simulated in ${(orders.simulationMs / 1000).toFixed(0)} s` : '';
+  console.log(
+    `${api.ready.built ? 'Built' : 'Kept from an earlier run'}: products seeded in ${(api.ready.seedMs / 1000).toFixed(1)} s (ids ${productIds.first}–${productIds.last})${simulated}; store ${storeId}`,
+  );
+
+  let accessToken = api.ready.accessToken;
+  const auth = () => ({ authorization: `Bearer ${accessToken}` });
+  const refresh = async (server: Child<StoreReadyMessage>) => {
+    const answered = nextMessage(server.process, 'token');
+    tell(server.process, { type: 'token' });
+    accessToken = (await answered).accessToken;
+  };
+
+  // products.get over 1,000 ids spread over the whole store (not one hot row).
+  const span = productIds.last - productIds.first + 1;
+  const ids = Array.from({ length: 1000 }, (_, index) => productIds.first + Math.floor(((index * 7919) % 1000) * (span / 1000)));
+  let next = 0;
+  const products = `/stores/${storeId}/v1/products`;
+  const figures: Figures[] = [];
+  const server = api;
+  /** Measures a case with a token fresh from the server (a run may outlast the previous one). */
+  const run = async (benchCase: Omit<Case, 'headers'> & { authenticated: boolean }) => {
+    if (benchCase.authenticated) await refresh(server);
+    const measured = await measure({ ...benchCase, headers: benchCase.authenticated ? auth() : {} });
+    if (measured) figures.push(measured);
+  };
+
+  await run({ name: 'hello', label: 'bare Express GET /hello', server: hello, nextPath: () => '/hello', authenticated: false });
+  await run({ name: 'products.get', label: 'GET /products/{id}', server, nextPath: () => `${products}/${ids[next++ % ids.length]}`, authenticated: true });
+  // Informational: every request a product not read before, so none is answered from the
+  // reader's kept results (the token still is): the cost of a product read that goes to SQLite.
+  let unread = 0;
+  const nextUnread = () => `${products}/${productIds.first + (unread++ % span)}`;
+  await run({ name: 'products.get (unread)', label: 'GET /products/{id}, each id once', server, nextPath: nextUnread, authenticated: true });
+  await run({
+    name: 'products.list',
+    label: `GET /products?limit=${PAGE_LIMIT} (first page)`,
+    server,
+    nextPath: () => `${products}?limit=${PAGE_LIMIT}`,
+    authenticated: true,
+  });
+
+  if (!CASES || CASES.has('products.list (deep)')) {
+    await refresh(server);
+    const targetId = productIds.first + Math.floor(span * DEEP_FRACTION);
+    try {
+      const walkStart = performance.now();
+      const deep = await deepCursor(server.base, storeId, auth(), targetId);
+      console.log(
+        `  deep cursor: after id ${deep.afterId}, ${deep.pages} pages of ${WALK_LIMIT} walked in ${((performance.now() - walkStart) / 1000).toFixed(1)} s`,
+      );
+      const query = new URLSearchParams({ limit: String(PAGE_LIMIT), cursor: deep.cursor }).toString();
+      await run({
+        name: 'products.list (deep)',
+        label: `GET /products?limit=${PAGE_LIMIT} after id ${deep.afterId}`,
+        server,
+        nextPath: () => `${products}?${query}`,
+        authenticated: true,
+      });
+    } catch (error) {
+      console.warn(`  ! no deep page: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  if (orders) {
+    await run({
+      name: 'orders.list',
+      label: `GET /orders?limit=${PAGE_LIMIT} (of ${orders.count})`,
+      server,
+      nextPath: () => `/stores/${storeId}/v1/orders?limit=${PAGE_LIMIT}`,
+      authenticated: true,
+    });
+    // The simulated days, as dates of the store's time zone: the first, and the last (`to` is the midnight after it).
+    const range = new URLSearchParams({ from: riyadhDay(orders.from), to: riyadhDay(orders.to - 1) }).toString();
+    await run({
+      name: 'analytics.overview',
+      label: `GET /analytics/overview?${range}`,
+      server,
+      nextPath: () => `/stores/${storeId}/v1/analytics/overview?${range}`,
+      authenticated: true,
+    });
+    // Informational: every request a range not asked before, so no answer is a kept one (the
+    // overview is kept per range until an order changes the rollups): the longest ranges first,
+    // 1,035 of them of 46 to 90 days, then shorter ones.
+    const DAY_MS = 86_400_000;
+    const shifts = Array.from({ length: 45 * 45 }, (_, index) => ({ first: index % 45, last: Math.floor(index / 45) })).sort(
+      (a, b) => a.first + a.last - (b.first + b.last),
+    );
+    let shift = 0;
+    const nextRange = () => {
+      const { first, last } = shifts[shift++ % shifts.length] as { first: number; last: number };
+      const query = new URLSearchParams({ from: riyadhDay(orders.from + first * DAY_MS), to: riyadhDay(orders.to - 1 - last * DAY_MS) }).toString();
+      return `/stores/${storeId}/v1/analytics/overview?${query}`;
+    };
+    await run({
+      name: 'analytics.overview (new ranges)',
+      label: 'GET /analytics/overview, each range once',
+      server,
+      nextPath: nextRange,
+      authenticated: true,
+    });
+  }
+  return { figures, seedMs: api.ready.seedMs, simulationMs: orders?.simulationMs };
+}
+
 async function main(): Promise<void> {
   if (PROFILE_DIR) fs.mkdirSync(PROFILE_DIR, { recursive: true });
   console.log(
@@ -337,119 +574,18 @@ async function main(): Promise<void> {
   );
   const [load1] = os.loadavg();
   if ((load1 ?? 0) > 0.5) console.warn(`  ! load average ${load1?.toFixed(2)}: other processes are using the CPUs, the figures will be low and noisy`);
-  let hello: Child<ReadyMessage> | undefined;
-  let api: Child<StoreReadyMessage> | undefined;
+  const children: ServerChildren = {};
   let webhookFigures: WebhookFigures[] = [];
+  let simulationReads: SimulationReadFigures | undefined;
   try {
-    hello = await startChild('hello.ts');
-    console.log(`Store: ${PRODUCTS} products and ${ORDERS} simulated orders on ${POSTGRES_URL ? 'PostgreSQL' : 'SQLite'} …`);
-    api = await startChild<StoreReadyMessage>('server.ts', { BENCH_PRODUCTS: String(PRODUCTS), BENCH_ORDERS: String(ORDERS) });
-    const { storeId, productIds, orders } = api.ready;
-    const simulated = orders ? `, ${orders.count} orders simulated in ${(orders.simulationMs / 1000).toFixed(0)} s` : '';
-    console.log(
-      `${api.ready.built ? 'Built' : 'Kept from an earlier run'}: products seeded in ${(api.ready.seedMs / 1000).toFixed(1)} s (ids ${productIds.first}–${productIds.last})${simulated}; store ${storeId}`,
-    );
-
-    let accessToken = api.ready.accessToken;
-    const auth = () => ({ authorization: `Bearer ${accessToken}` });
-    const refresh = async (server: Child<StoreReadyMessage>) => {
-      const answered = nextMessage(server.process, 'token');
-      tell(server.process, { type: 'token' });
-      accessToken = (await answered).accessToken;
-    };
-
-    // products.get over 1,000 ids spread over the whole store (not one hot row).
-    const span = productIds.last - productIds.first + 1;
-    const ids = Array.from({ length: 1000 }, (_, index) => productIds.first + Math.floor(((index * 7919) % 1000) * (span / 1000)));
-    let next = 0;
-    const products = `/stores/${storeId}/v1/products`;
-    const figures: Figures[] = [];
-    const server = api;
-    /** Measures a case with a token fresh from the server (a run may outlast the previous one). */
-    const run = async (benchCase: Omit<Case, 'headers'> & { authenticated: boolean }) => {
-      if (benchCase.authenticated) await refresh(server);
-      const measured = await measure({ ...benchCase, headers: benchCase.authenticated ? auth() : {} });
-      if (measured) figures.push(measured);
-    };
-
-    await run({ name: 'hello', label: 'bare Express GET /hello', server: hello, nextPath: () => '/hello', authenticated: false });
-    await run({ name: 'products.get', label: 'GET /products/{id}', server, nextPath: () => `${products}/${ids[next++ % ids.length]}`, authenticated: true });
-    // Informational: every request a product not read before, so none is answered from the
-    // reader's kept results (the token still is): the cost of a product read that goes to SQLite.
-    let unread = 0;
-    const nextUnread = () => `${products}/${productIds.first + (unread++ % span)}`;
-    await run({ name: 'products.get (unread)', label: 'GET /products/{id}, each id once', server, nextPath: nextUnread, authenticated: true });
-    await run({
-      name: 'products.list',
-      label: `GET /products?limit=${PAGE_LIMIT} (first page)`,
-      server,
-      nextPath: () => `${products}?limit=${PAGE_LIMIT}`,
-      authenticated: true,
-    });
-
-    if (!CASES || CASES.has('products.list (deep)')) {
-      await refresh(server);
-      const targetId = productIds.first + Math.floor(span * DEEP_FRACTION);
-      try {
-        const walkStart = performance.now();
-        const deep = await deepCursor(server.base, storeId, auth(), targetId);
-        console.log(
-          `  deep cursor: after id ${deep.afterId}, ${deep.pages} pages of ${WALK_LIMIT} walked in ${((performance.now() - walkStart) / 1000).toFixed(1)} s`,
-        );
-        const query = new URLSearchParams({ limit: String(PAGE_LIMIT), cursor: deep.cursor }).toString();
-        await run({
-          name: 'products.list (deep)',
-          label: `GET /products?limit=${PAGE_LIMIT} after id ${deep.afterId}`,
-          server,
-          nextPath: () => `${products}?${query}`,
-          authenticated: true,
-        });
-      } catch (error) {
-        console.warn(`  ! no deep page: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    }
-
-    if (orders) {
-      await run({
-        name: 'orders.list',
-        label: `GET /orders?limit=${PAGE_LIMIT} (of ${orders.count})`,
-        server,
-        nextPath: () => `/stores/${storeId}/v1/orders?limit=${PAGE_LIMIT}`,
-        authenticated: true,
-      });
-      // The simulated days, as dates of the store's time zone: the first, and the last (`to` is the midnight after it).
-      const range = new URLSearchParams({ from: riyadhDay(orders.from), to: riyadhDay(orders.to - 1) }).toString();
-      await run({
-        name: 'analytics.overview',
-        label: `GET /analytics/overview?${range}`,
-        server,
-        nextPath: () => `/stores/${storeId}/v1/analytics/overview?${range}`,
-        authenticated: true,
-      });
-      // Informational: every request a range not asked before, so no answer is a kept one (the
-      // overview is kept per range until an order changes the rollups): the longest ranges first,
-      // 1,035 of them of 46 to 90 days, then shorter ones.
-      const DAY_MS = 86_400_000;
-      const shifts = Array.from({ length: 45 * 45 }, (_, index) => ({ first: index % 45, last: Math.floor(index / 45) })).sort(
-        (a, b) => a.first + a.last - (b.first + b.last),
-      );
-      let shift = 0;
-      const nextRange = () => {
-        const { first, last } = shifts[shift++ % shifts.length] as { first: number; last: number };
-        const query = new URLSearchParams({ from: riyadhDay(orders.from + first * DAY_MS), to: riyadhDay(orders.to - 1 - last * DAY_MS) }).toString();
-        return `/stores/${storeId}/v1/analytics/overview?${query}`;
-      };
-      await run({
-        name: 'analytics.overview (new ranges)',
-        label: 'GET /analytics/overview, each range once',
-        server,
-        nextPath: nextRange,
-        authenticated: true,
-      });
-    }
-
+    const servers = SERVER_CASES.some(wanted) ? await measureServers(children) : undefined;
+    const figures = servers?.figures ?? [];
     const checks = verdicts(new Map(figures.map((f) => [f.name, f])));
-    printTable(figures, checks);
+    if (servers) printTable(figures, checks);
+    if (wanted(SIMULATION_CASE)) {
+      console.log('\nReads during the first-start simulation (SQLite, the demo store, one server process):');
+      simulationReads = await readsDuringSimulation();
+    }
     const webhookCases = ['webhooks.deliveries', 'webhooks.outbox lag'].filter((name) => !CASES || CASES.has(name));
     if (webhookCases.length > 0) {
       console.log('\nWebhooks: one dispatcher on SQLite, a receiver in its own process:');
@@ -471,12 +607,12 @@ async function main(): Promise<void> {
         connections: CONNECTIONS,
         products: PRODUCTS,
         orders: ORDERS,
-        seedMs: Math.round(api.ready.seedMs),
-        simulationMs: orders ? Math.round(orders.simulationMs) : undefined,
+        seedMs: servers ? Math.round(servers.seedMs) : undefined,
+        simulationMs: servers?.simulationMs === undefined ? undefined : Math.round(servers.simulationMs),
       };
       fs.writeFileSync(
         JSON_FILE,
-        `${JSON.stringify({ at: new Date().toISOString(), machine, settings, figures, checks, failures, webhooks: webhookFigures }, null, 2)}\n`,
+        `${JSON.stringify({ at: new Date().toISOString(), machine, settings, figures, checks, failures, webhooks: webhookFigures, simulationReads }, null, 2)}\n`,
       );
       console.log(`Figures written to ${JSON_FILE}`);
     }
@@ -486,7 +622,7 @@ async function main(): Promise<void> {
       process.exitCode = 1;
     }
   } finally {
-    await Promise.all([stopChild(hello), stopChild(api)]);
+    await Promise.all([stopChild(children.hello), stopChild(children.api)]);
   }
 }
 

@@ -99,7 +99,8 @@ async function until(condition: () => Promise<boolean>): Promise<void> {
 const pending = async (services: Services) => Number((await services.db('webhook_deliveries').whereNot({ state: 'succeeded' }).count({ n: '*' }))[0]?.n ?? 0);
 const undispatched = async (services: Services) => Number((await services.db('outbox_events').whereNull('dispatched_at').count({ n: '*' }))[0]?.n ?? 0);
 
-function percentile(sorted: number[], fraction: number): number {
+/** The value at `fraction` of an ascending list (nearest rank). */
+export function percentile(sorted: readonly number[], fraction: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))] ?? 0;
 }
 

@@ -13,13 +13,26 @@ export function withoutRemoteAssets(html: string): string {
 }
 
 /**
+ * Redoc routes by the fragment (`#/paging`), the one kind of address that works both at /docs and
+ * from disk. Its server rendering writes each section's link as a path from the host root
+ * (`href="/paging"`), which hydration leaves in place: opened in a new tab or bookmarked, such a link
+ * missed the page. They are written as the fragments the page answers.
+ */
+export function withSectionLinks(html: string): string {
+  const sections = new Set([...html.matchAll(/data-section-id="(\/[^"]*)"/g)].map((match) => match[1]));
+  if (!sections.has('/')) throw new Error('The docs site has no sections: Redoc no longer marks them with data-section-id.');
+  // Only a section's own address: `/oauth/token` is the service's, even though `/oauth` is a section.
+  return html.replace(/href="(\/[^"#?]*)"/g, (attribute, target: string) => (sections.has(target) ? `href="#${target}"` : attribute));
+}
+
+/**
  * Builds docs/site/index.html from the bundled spec with the Redoc scripts inlined, so the page
  * works with no network, from the server's /docs and straight from disk (file://).
  */
 export function buildDocsSite(): { file: string; bytes: number } {
   fs.mkdirSync(path.dirname(locations.docsSite), { recursive: true });
   redocly(['build-docs', locations.bundledSpec, '--output', locations.docsSite, '--inlineBundle', '--title', 'Store Management Service API']);
-  const html = withoutRemoteAssets(fs.readFileSync(locations.docsSite, 'utf8'));
+  const html = withSectionLinks(withoutRemoteAssets(fs.readFileSync(locations.docsSite, 'utf8')));
   const remote = html.match(/https:\/\/cdn\.redoc(?:ly)?\.(?:ly|com)[^"'`\s)]*/g);
   if (remote) throw new Error(`The docs site would load from the network: ${[...new Set(remote)].join(', ')}`);
   fs.writeFileSync(locations.docsSite, html);

@@ -1,7 +1,7 @@
 /**
  * `pnpm generate`: spec/ → packages/contract (bundle, types, operation table, scope catalogue), the
  * server's handler types and registry, the client's types, stubs for operations without a handler,
- * and docs/site. The bundle also carries the guides (docs/guides/, CHANGELOG.md) and a curl and a
+ * docs/deploy.md's table of settings, and docs/site. The bundle also carries the guides (docs/guides/, CHANGELOG.md) and a curl and a
  * TypeScript sample on every operation, which the docs site shows.
  * `pnpm generate:check`: fails when the committed generated files are out of step with spec/.
  * `pnpm docs`: rebuilds docs/site from the committed bundled spec only.
@@ -16,6 +16,7 @@ import { buildOperationTable } from './operation-table';
 import { locations, repoRoot } from './paths';
 import { withCodeSamples } from './samples';
 import { readScopeCatalogue, withScopeDependencyTable } from './scopes';
+import { deployGuide, withSettingsTable } from './settings-table';
 
 async function generatedFiles(): Promise<{ files: Map<string, string>; table: ReturnType<typeof buildOperationTable> }> {
   const bundled = bundleSpec();
@@ -29,6 +30,8 @@ async function generatedFiles(): Promise<{ files: Map<string, string>; table: Re
     [locations.contractScopes, contractScopes(scopes)],
     [locations.serverRegistry, serverRegistry(table)],
     [locations.clientTypes, clientTypes(document)],
+    // The deploy guide's table of settings, from the server's settings schema.
+    [deployGuide, withSettingsTable(fs.readFileSync(deployGuide, 'utf8'))],
   ]);
   return { files, table };
 }

@@ -6,6 +6,7 @@ import type { ManualClock } from '@svc/server/src/core/clock';
 import { placeOrder } from '@svc/server/src/domain/storefront/orders/changes';
 import { createDispatcher, type Dispatcher } from '@svc/server/src/jobs/webhook-dispatcher';
 import { addVersion, registerApp } from '@svc/server/src/platform/apps';
+import { chromiumPath, haveChromium } from '@svc/server/test/support/browser';
 import { testDatabases } from '@svc/server/test/support/databases';
 import { suiteHarness } from '@svc/server/test/support/harness';
 import { type Listening, listen } from '@svc/server/test/support/listen';
@@ -19,15 +20,14 @@ import { JsonStorage } from '../src/storage';
  * sign in to the dashboard, consent, land on the app's page with the store's products and orders;
  * open it again from the dashboard (a launch token the app verifies); then a new order reaches the
  * app as a signed webhook the server's dispatcher delivers, and shows on its page. Skipped where
- * Chromium is missing unless REQUIRE_BROWSER=1.
+ * Chromium is missing (CHROMIUM_PATH) unless REQUIRE_BROWSER=1.
  */
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const haveBrowser = fs.existsSync(chromiumPath);
-if (!haveBrowser && process.env.REQUIRE_BROWSER === '1') throw new Error(`REQUIRE_BROWSER=1 but no Chromium at ${chromiumPath}`);
+const SUITE = 'the example app in headless Chromium';
+const haveBrowser = haveChromium(SUITE);
 
 const TIMEOUT_MS = 90_000;
 
-(haveBrowser ? describe.each(testDatabases()) : describe.skip.each(testDatabases()))('the example app in headless Chromium on $name', (database) => {
+(haveBrowser ? describe.each(testDatabases()) : describe.skip.each(testDatabases()))(`${SUITE} on $name`, (database) => {
   const h = suiteHarness(database, { teardownMs: TIMEOUT_MS });
   let service: Listening;
   let example: Listening;

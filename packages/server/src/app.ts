@@ -1,13 +1,13 @@
 import fs from 'node:fs';
-import path from 'node:path';
-import { bundledSpecPath } from '@svc/contract';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { Config } from './core/config';
 import { ApiError } from './core/errors';
 import { BODY_BYTES } from './core/limits';
+import { bundledSpecPath, docsSiteDir } from './core/paths';
 import { dashboardRouter } from './dashboard/router';
 import { handlers as generatedHandlers } from './generated/registry';
+import { corsPolicy } from './http/cors';
 import { requireDocumentedStatuses } from './http/documented-statuses';
 import { type ErrorSurface, errorBody, toApiError } from './http/error-mapper';
 import { formBody, parseFormEncoded } from './http/form-encoding';
@@ -19,15 +19,20 @@ import { errorHeaders } from './http/protocol-headers';
 import { requestContext, requestIdOf } from './http/request-context';
 import { type Logger, noteErrorAnswer, requestLog, silentLogger } from './http/request-log';
 import { operationRouter } from './http/router';
+import { securityHeaders } from './http/security-headers';
 import { inSeries, underPath } from './http/series';
 import { specDocument } from './http/spec-document';
 import type { Services } from './platform/services';
 
-export const docsSiteDir = path.resolve(__dirname, '..', '..', '..', 'docs', 'site');
+export { docsSiteDir };
 
 export interface AppOptions {
-  /** Without `trustProxy`, no proxy is trusted (the client address is the connection's peer). */
-  config: Pick<Config, 'validateResponses' | 'exposeInternalErrors'> & Partial<Pick<Config, 'trustProxy'>>;
+  /**
+   * Without `trustProxy`, no proxy is trusted (the client address is the connection's peer).
+   * HSTS is sent only when `environment` is `production`; `corsOrigins` (none when left out) may
+   * call the store API from a browser (http/cors).
+   */
+  config: Pick<Config, 'validateResponses' | 'exposeInternalErrors'> & Partial<Pick<Config, 'trustProxy' | 'environment' | 'corsOrigins'>>;
   services: Services;
   handlers?: Handlers;
   /** Where each request's line goes (http/request-log); silent when not given. */
@@ -43,8 +48,17 @@ const surfaceOf = (req: Request): ErrorSurface => (req.path.startsWith('/oauth')
 function docsSite(): express.RequestHandler {
   const router = express.Router();
   router.use(express.static(docsSiteDir, { index: 'index.html', fallthrough: true }));
+  const built = () => fs.existsSync(`${docsSiteDir}/index.html`);
+  // The page routes by fragment (`/docs/#/paging`) so that it also works from disk; a section asked
+  // for as a path (a link from elsewhere, a guessed address) is sent there. A missing file stays a 404.
+  router.get(/^\/.*[^/]\/?$/, (req, res, next) => {
+    const section = req.path.replace(/\/$/, '');
+    if (/\.[a-z0-9]+$/i.test(section) || !built()) return next();
+    res.redirect(302, `${req.baseUrl}/#${section}`);
+  });
   router.use((_req, res) => {
-    res.status(404).type('text').send('The docs site is not built yet: run `pnpm docs`.');
+    const answer = built() ? 'No such file in the docs site.' : 'The docs site is not built yet: run `pnpm run docs`.';
+    res.status(404).type('text').send(answer);
   });
   return router;
 }
@@ -60,6 +74,9 @@ export function createApp({ config, services, handlers = generatedHandlers, logg
 
   app.use(requestContext(services.clock));
   app.use(requestLog(logger));
+  app.use(securityHeaders({ hsts: config.environment === 'production', docsSiteDir }));
+  // Before validation, which answers the undeclared OPTIONS with 405.
+  app.use(corsPolicy({ origins: config.corsOrigins ?? [], logger }));
   if (config.validateResponses) app.use(requireDocumentedStatuses());
   app.use('/docs', docsSite());
   app.get('/openapi.json', specDocument());

@@ -10,6 +10,7 @@ import request from 'supertest';
 import { createApp, docsSiteDir } from '../src/app';
 import { ManualClock } from '../src/core/clock';
 import { createServices } from '../src/platform/services';
+import { chromiumPath, haveChromium } from './support/browser';
 
 const indexFile = path.join(docsSiteDir, 'index.html');
 /** The title of each guide in docs/guides and of CHANGELOG.md, each a section of the site. */
@@ -21,7 +22,7 @@ const app = createApp({ config: { validateResponses: true, exposeInternalErrors:
 afterAll(() => db.destroy());
 
 describe('the docs site', () => {
-  it('is built (by install, `pnpm docs` or `pnpm generate`) and loads nothing from the network', () => {
+  it('is built (by `pnpm build`, `pnpm run docs` or `pnpm generate`) and loads nothing from the network', () => {
     const html = fs.readFileSync(indexFile, 'utf8');
     expect(html).toContain('Store Management Service');
     expect(html.match(/<(?:script|link)[^>]+(?:src|href)="(?:https?:)?\/\/[^"]+"/g)).toBeNull();
@@ -50,13 +51,11 @@ describe('the docs site', () => {
 
 /**
  * Opens the site in headless Chromium with every request outside this machine refused, from the
- * server and straight from disk. Runs where Chromium is installed (CI installs Debian's package and
- * sets REQUIRE_BROWSER=1 so that a missing browser fails instead of skipping).
+ * server and straight from disk. Runs where Chromium is (CHROMIUM_PATH; CI installs Debian's package
+ * and sets REQUIRE_BROWSER=1 so that a missing browser fails instead of skipping).
  */
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const haveBrowser = fs.existsSync(chromiumPath);
-if (!haveBrowser && process.env.REQUIRE_BROWSER === '1') throw new Error(`REQUIRE_BROWSER=1 but no Chromium at ${chromiumPath}`);
-(haveBrowser ? describe : describe.skip)('the docs site in a browser with the network off', () => {
+const BROWSER_SUITE = 'the docs site in a browser with the network off';
+(haveChromium(BROWSER_SUITE) ? describe : describe.skip)(BROWSER_SUITE, () => {
   let browser: Browser;
   let server: Server;
   let origin: string;
@@ -101,7 +100,8 @@ if (!haveBrowser && process.env.REQUIRE_BROWSER === '1') throw new Error(`REQUIR
     await page.getByRole('heading', { name: /Store Management Service \(2026-10-15\)/ }).waitFor({ state: 'visible', timeout: 20000 });
     await page.getByText('Products', { exact: true }).first().click();
     await page.getByText('Create a product').first().waitFor({ state: 'visible', timeout: 10000 });
-    await page.getByText('@svc/client', { exact: true }).first().waitFor({ state: 'visible', timeout: 10000 });
+    // In the content: the menu has a section of that name too (the SDK's README).
+    await page.locator('#api-content').getByText('@svc/client', { exact: true }).first().waitFor({ state: 'visible', timeout: 10000 });
     await page.getByText('Getting started', { exact: true }).first().click();
     await page.getByRole('heading', { name: /Start the service/ }).waitFor({ state: 'visible', timeout: 10000 });
   }
@@ -114,6 +114,36 @@ if (!haveBrowser && process.env.REQUIRE_BROWSER === '1') throw new Error(`REQUIR
     await page.close();
   });
 
+  it('renders from /docs under its Content-Security-Policy with no violation reported', async () => {
+    /** The page's global scope as the init script sees it, typed by hand: these tests compile without the DOM's types. */
+    interface PageWithViolations {
+      cspViolations: string[];
+      document: { addEventListener(type: 'securitypolicyviolation', listener: (event: { effectiveDirective: string; blockedURI: string }) => void): void };
+    }
+    const { page, refused } = await offlinePage();
+    const cspMessages: string[] = [];
+    const pageErrors: string[] = [];
+    page.on('console', (message) => {
+      if (/Content[- ]Security[- ]Policy/i.test(message.text())) cspMessages.push(message.text());
+    });
+    page.on('pageerror', (error) => pageErrors.push(String(error)));
+    await page.addInitScript(() => {
+      const scope = globalThis as unknown as PageWithViolations;
+      scope.cspViolations = [];
+      scope.document.addEventListener('securitypolicyviolation', (event) => scope.cspViolations.push(`${event.effectiveDirective} ${event.blockedURI}`));
+    });
+    const response = await page.goto(`${origin}/docs/`);
+    expect(response?.headers()['content-security-policy']).toMatch(/script-src 'sha256-/);
+    await expectRendered(page);
+    const violations = await page.evaluate(() => (globalThis as unknown as PageWithViolations).cspViolations);
+    expect(cspMessages).toEqual([]);
+    expect(pageErrors).toEqual([]);
+    // Redoc's search probes for workers with Function() inside a try and searches in the page when refused (http/security-headers).
+    expect(violations.filter((violation) => violation !== 'script-src eval')).toEqual([]);
+    expect(refused).toEqual([]);
+    await page.close();
+  });
+
   it('renders from docs/site/index.html on disk', async () => {
     const { page, refused } = await offlinePage();
     await page.goto(pathToFileURL(indexFile).href);
@@ -121,4 +151,45 @@ if (!haveBrowser && process.env.REQUIRE_BROWSER === '1') throw new Error(`REQUIR
     expect(refused).toEqual([]);
     await page.close();
   });
+
+  /** Waits until a section's heading is at the top of the window: the reader is at that section. */
+  async function atSection(page: Page, heading: string) {
+    /** The page's global scope, typed by hand: these tests compile without the DOM's types. */
+    interface Headings {
+      document: { querySelectorAll(selector: string): ArrayLike<{ textContent: string | null; getBoundingClientRect(): { top: number } }> };
+    }
+    const atTop = (title: string) =>
+      Array.from((globalThis as unknown as Headings).document.querySelectorAll('h1, h2')).some(
+        (element) => element.textContent === title && Math.abs(element.getBoundingClientRect().top) < 200,
+      );
+    await page.waitForFunction(atTop, heading, { timeout: 10000 });
+  }
+
+  it('gives each section an address under /docs/ that the menu, a guide link, a reload, back and a path all reach', async () => {
+    const { page, refused } = await offlinePage();
+    const menuLink = (address: string) => page.locator(`[data-component-name="Menu/MenuItem"] a[href="#/${address}"]`);
+    await page.goto(`${origin}/docs/`);
+    await page.getByRole('heading', { name: /Store Management Service \(2026-10-15\)/ }).waitFor({ state: 'visible', timeout: 20000 });
+    await menuLink('paging').click();
+    await page.waitForURL(`${origin}/docs/#/paging`);
+    await atSection(page, 'Paging');
+    await page.reload();
+    expect(page.url()).toBe(`${origin}/docs/#/paging`);
+    await atSection(page, 'Paging');
+    // The first call in Getting started links to the SDK's README, a section of the site too.
+    await menuLink('getting-started').click();
+    await menuLink('getting-started/2.-the-first-call').click();
+    await atSection(page, '2. The first call');
+    await page.locator('#api-content a[href="#/svc-client"]').first().click();
+    await page.waitForURL(`${origin}/docs/#/svc-client`);
+    await atSection(page, '@svc/client');
+    await page.goBack();
+    await page.waitForURL(`${origin}/docs/#/getting-started/2.-the-first-call`);
+    await atSection(page, '2. The first call');
+    await page.goto(`${origin}/docs/idempotency-and-concurrency`);
+    await page.waitForURL(`${origin}/docs/#/idempotency-and-concurrency`);
+    await atSection(page, 'Idempotency and concurrency');
+    expect(refused).toEqual([]);
+    await page.close();
+  }, 120_000);
 });

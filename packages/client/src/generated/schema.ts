@@ -35,6 +35,7 @@ export type ErrorCode = components['schemas']['ErrorCode'];
 export type ErrorDetail = components['schemas']['ErrorDetail'];
 export type Execution = components['schemas']['Execution'];
 export type GrantType = components['schemas']['GrantType'];
+export type Health = components['schemas']['Health'];
 export type ImageUrl = components['schemas']['ImageUrl'];
 export type InventoryAdjustedEvent = components['schemas']['InventoryAdjustedEvent'];
 export type InventoryAdjustment = components['schemas']['InventoryAdjustment'];

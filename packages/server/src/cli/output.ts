@@ -91,11 +91,21 @@ export const installationJson = (installation: Installation): Json => ({
 
 // The human views: aligned `key  value` lines for one thing, tables for lists.
 
+export const storeFacts = (store: Store): Array<[string, string]> => [
+  ['store_id', store.id],
+  ['name', store.name],
+  ['domain', store.domain],
+  ['routing_state', store.routing_state],
+  ['route_epoch', String(store.route_epoch)],
+];
+
 /** `key  value` lines with the values in one column. */
 export function keyValues(pairs: ReadonlyArray<readonly [string, string]>): string[] {
   const width = Math.max(...pairs.map(([key]) => key.length)) + 2;
   return pairs.map(([key, value]) => `${key.padEnd(width)}${value}`.trimEnd());
 }
+
+export const storeReport = (store: Store): Report => ({ json: storeJson(store), lines: keyValues(storeFacts(store)) });
 
 /** A table with a header row; `(none)` when there are no rows, so an empty list is visibly empty. */
 export function table(headers: readonly string[], rows: ReadonlyArray<readonly string[]>): string[] {
@@ -108,6 +118,9 @@ export function table(headers: readonly string[], rows: ReadonlyArray<readonly s
       .trimEnd();
   return [line(headers), ...rows.map(line)];
 }
+
+/** Beside a secret printed once: only its hash is kept. */
+export const SHOWN_ONCE = '(shown once: store it now)';
 
 /** A list cell: `-` rather than nothing, so columns stay readable. */
 export const listCell = (values: readonly string[]): string => (values.length === 0 ? '-' : values.join(' '));

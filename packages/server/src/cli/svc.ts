@@ -1,10 +1,14 @@
-import { systemClock } from '../core/clock';
-import { loadConfig } from '../core/config';
-import { createDatabase } from '../db/connection';
-import { migrateToLatest } from '../db/migrate';
-import { servicesFromConfig } from '../platform/services';
-import { runCli } from './commands';
+import { handleShutdown, type Shutdown, type ShutdownLog } from '../runtime/shutdown';
+import type { Stopping } from './context';
+import type { ConfiguredDatabase } from './database';
 import { progressBar } from './output';
+import { runCli } from './run';
+
+/**
+ * How long a stop may take: an attempt on the wire ends within its 15 s timeout and is then
+ * recorded; a simulation batch commits within milliseconds.
+ */
+const STOP_DEADLINE_MS = 20_000;
 
 /** A bar rewritten in place on stderr, a terminal only: a pipe or a log file gets no carriage returns. */
 export function terminalProgress(stream: NodeJS.WriteStream): ((done: number, total: number) => void) | undefined {
@@ -15,29 +19,71 @@ export function terminalProgress(stream: NodeJS.WriteStream): ((done: number, to
   };
 }
 
-/** `svc ...`: the admin CLI against the configured database (DATABASE_URL, or SQLite under DATA_DIR). */
+const describeError = (error: unknown): string => (error instanceof Error ? (error.stack ?? error.message) : String(error));
+
+const stderrLine = (line: string) => process.stderr.write(`${line}\n`);
+
+const stderrLog: ShutdownLog = {
+  info: (message) => stderrLine(`svc: ${message}`),
+  error: (message, error) => stderrLine(`svc: ${message}${error === undefined ? '' : `: ${describeError(error)}`}`),
+};
+
+/**
+ * The database, opened on first use and only then: `svc help` and a malformed line read no settings,
+ * and do not even load the settings' and database drivers' modules (most of the time `svc help`
+ * took before; `require` keeps them out of the bundle's start).
+ */
+function databaseOnDemand() {
+  let opened: ConfiguredDatabase | undefined;
+  const open = (): ConfiguredDatabase => {
+    opened ??= (require('./database') as typeof import('./database')).configuredDatabase();
+    return opened;
+  };
+  let closing: Promise<void> | undefined;
+  return {
+    deps: async () => open().deps,
+    services: async () => open().services(),
+    // Idempotent: the stop's step and the end of `main` may both close it.
+    close: () => (closing ??= opened?.close() ?? Promise.resolve()),
+  };
+}
+
+/**
+ * `svc ...`. A long command that asks (`stopping`) gets the process's one way of stopping: on
+ * SIGINT or SIGTERM it ends what it has under way, the pool closes and the process exits 0; a
+ * second signal exits at once. Other commands keep the default: a signal ends them.
+ */
 async function main(): Promise<number> {
-  const config = loadConfig();
-  const db = createDatabase(config);
+  const database = databaseOnDemand();
+  let shutdown: Shutdown | undefined;
+  let finished: () => void = () => undefined;
+  const ended = new Promise<void>((resolve) => {
+    finished = resolve;
+  });
+  const stopping = (): Stopping => {
+    if (!shutdown) {
+      shutdown = handleShutdown({ deadlineMs: STOP_DEADLINE_MS, log: stderrLog });
+      shutdown.onStop(() => ended);
+      shutdown.onStop(() => database.close());
+    }
+    return shutdown;
+  };
   try {
-    await migrateToLatest(db);
     return await runCli(process.argv.slice(2), {
-      deps: { db, clock: systemClock },
-      worker: {
-        services: () => servicesFromConfig(config, db),
-        // `on`, not `once`: a signal sent to the process group also comes relayed by tsx, and a second one must not kill the worker mid-shutdown.
-        untilStopped: () =>
-          new Promise((resolve) => {
-            process.on('SIGINT', () => resolve());
-            process.on('SIGTERM', () => resolve());
-          }),
-      },
+      deps: database.deps,
+      worker: { services: database.services },
+      stopping,
       out: (line) => process.stdout.write(`${line}\n`),
-      err: (line) => process.stderr.write(`${line}\n`),
+      err: stderrLine,
       progress: terminalProgress(process.stderr),
     });
   } finally {
-    await db.destroy();
+    finished();
+    // Once a stop has begun, its own steps close the pool and end the process.
+    if (!shutdown?.signal.aborted) {
+      shutdown?.release();
+      await database.close();
+    }
   }
 }
 
@@ -52,7 +98,7 @@ if (require.main === module) {
       process.exitCode = code;
     },
     (error: unknown) => {
-      process.stderr.write(`svc: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      stderrLine(`svc: ${describeError(error)}`);
       process.exitCode = 1;
     },
   );

@@ -1,14 +1,48 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { z } from 'zod';
+import { repositoryRoot } from './paths';
 
-/** The workspace root: the default data directory is `./data` there, whatever the working directory. */
-const repositoryRoot = path.resolve(__dirname, '..', '..', '..', '..');
+/**
+ * Every setting of the service, read from the environment in this one place, typed and checked by
+ * one zod schema. A bad value stops the start with one line naming the setting, what it takes and
+ * what it was given; `docs/deploy.md`'s table of settings is generated from `SETTINGS` (a test
+ * holds the two together). docs/decisions.md, "Settings in one schema".
+ */
 
-export type Environment = 'production' | 'development' | 'test';
+export const ENVIRONMENTS = ['development', 'test', 'production'] as const;
+export type Environment = (typeof ENVIRONMENTS)[number];
 
 /** The levels `LOG_LEVEL` takes, most severe first (pino's names). */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export type TrustProxy = false | number | readonly string[];
+
+export interface WebhookConfig {
+  /** `WEBHOOK_WORKERS`: how many dispatchers the server runs (default 1); 0 leaves delivery to `svc worker`. */
+  readonly workers: number;
+  /** `WEBHOOK_RETRY_SCHEDULE`: the delays before each retry, in ms (comma-separated); the design's schedule when unset. */
+  readonly retryScheduleMs: readonly number[] | undefined;
+}
+
+export interface DatabaseConfig {
+  /** The most connections a PostgreSQL pool holds (SQLite has one writer and one reader). */
+  readonly poolMax: number;
+  /** PostgreSQL's `statement_timeout` per connection, in ms; 0 leaves statements unbounded. */
+  readonly statementTimeoutMs: number;
+  /** How long the start waits for an unreachable database, retrying with backoff, before it gives up. */
+  readonly connectTimeoutMs: number;
+  /** Whether the start brings the schema up to date (`false` for a release job that runs `svc migrate`). */
+  readonly migrateOnStart: boolean;
+}
+
+export interface ShutdownConfig {
+  /** After a signal, how long the listener still accepts while readiness answers 503 (load balancers notice). */
+  readonly delayMs: number;
+  /** Then how long requests in flight may finish before their connections are closed. */
+  readonly timeoutMs: number;
+}
 
 export interface Config {
   readonly environment: Environment;
@@ -16,6 +50,7 @@ export interface Config {
   /** PostgreSQL when set (`postgres://...`); otherwise SQLite in `dataDir`. */
   readonly databaseUrl: string | undefined;
   readonly dataDir: string;
+  readonly database: DatabaseConfig;
   /** Responses are checked against the spec outside production. */
   readonly validateResponses: boolean;
   /** Whether INTERNAL errors carry the underlying message (never in production). */
@@ -38,16 +73,17 @@ export interface Config {
    */
   readonly secretKey: Buffer | undefined;
   readonly webhooks: WebhookConfig;
+  /** `SEED_DEMO`: create the demo store, its owner and app on an empty database (the quick start asks for it). */
+  readonly seedDemo: boolean;
+  readonly shutdown: ShutdownConfig;
+  /** Browser origins allowed to call the store API (CORS); none by default. */
+  readonly corsOrigins: readonly string[];
 }
 
-export interface WebhookConfig {
-  /** `WEBHOOK_WORKERS`: how many dispatchers the server runs (default 1); 0 leaves delivery to `svc worker`. */
-  readonly workers: number;
-  /** `WEBHOOK_RETRY_SCHEDULE`: the delays before each retry, in ms (comma-separated); the design's schedule when unset. */
-  readonly retryScheduleMs: readonly number[] | undefined;
+/** A bad setting: its message is the one line the start prints before it exits 1. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
 }
-
-export type TrustProxy = false | number | readonly string[];
 
 /** The ranges Express (proxy-addr) knows by name. */
 const TRUSTED_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
@@ -61,58 +97,6 @@ function isSubnet(entry: string): boolean {
   return /^[1-9][0-9]{0,2}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }
 
-/**
- * TRUST_PROXY: unset or empty trusts no proxy. Otherwise a hop count, or a comma-separated list of
- * addresses, CIDR subnets and `loopback`/`linklocal`/`uniquelocal`, as Express's `trust proxy`
- * takes them. `true` (trust every hop) is refused: any client could then name its own address.
- */
-function trustProxyOf(value: string | undefined): TrustProxy {
-  if (value === undefined || value.trim() === '') return false;
-  const problem = `TRUST_PROXY must be a hop count or a comma-separated list of proxy addresses, CIDR subnets and ${TRUSTED_RANGE_NAMES.join('/')} (leave it unset to trust no proxy), not "${value}"`;
-  const trimmed = value.trim();
-  if (trimmed === 'true') throw new Error(`${problem}: "true" would let any client choose its own address`);
-  if (/^[0-9]+$/.test(trimmed)) {
-    const hops = Number(trimmed);
-    if (!Number.isSafeInteger(hops)) throw new Error(problem);
-    return hops === 0 ? false : hops;
-  }
-  const entries = trimmed.split(',').map((entry) => entry.trim());
-  if (entries.some((entry) => !TRUSTED_RANGE_NAMES.includes(entry) && !isSubnet(entry))) throw new Error(problem);
-  return entries;
-}
-
-function environmentOf(value: string | undefined): Environment {
-  if (value === 'production' || value === 'test') return value;
-  return 'development';
-}
-
-function portOf(value: string | undefined): number {
-  if (value === undefined || value === '') return 3000;
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be an integer from 0 to 65535, not "${value}"`);
-  return port;
-}
-
-function databaseUrlOf(value: string | undefined): string | undefined {
-  if (value === undefined || value === '') return undefined;
-  if (!/^postgres(ql)?:\/\//.test(value)) throw new Error('DATABASE_URL must be a postgres:// URL (leave it unset for SQLite)');
-  return value;
-}
-
-function logLevelOf(value: string | undefined): LogLevel {
-  if (value === undefined || value === '') return 'info';
-  const level = LOG_LEVELS.find((name) => name === value);
-  if (!level) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, not "${value}"`);
-  return level;
-}
-
-function positiveIntegerOf(name: string, value: string | undefined, fallback: number): number {
-  if (value === undefined || value === '') return fallback;
-  const number = Number(value);
-  if (!Number.isInteger(number) || number < 1) throw new Error(`${name} must be a positive integer, not "${value}"`);
-  return number;
-}
-
 export const SECRET_KEY_BYTES = 32;
 
 /** A 32-byte key written as 64 hexadecimal digits or in base64 (44 characters, or 43 in base64url); undefined otherwise. */
@@ -123,57 +107,276 @@ export function parseSecretKey(text: string): Buffer | undefined {
   return undefined;
 }
 
-function secretKeyOf(value: string | undefined, environment: Environment): Buffer | undefined {
-  if (value === undefined || value === '') {
-    if (environment === 'production')
-      throw new Error('SECRET_KEY is required in production: 32 random bytes as 64 hex digits or base64 (openssl rand -hex 32)');
-    return undefined;
-  }
-  const key = parseSecretKey(value.trim());
-  if (!key) throw new Error('SECRET_KEY must be 32 bytes as 64 hex digits or base64 (openssl rand -hex 32)');
-  return key;
-}
-
-function nonNegativeIntegerOf(name: string, value: string | undefined, fallback: number): number {
-  if (value === undefined || value === '') return fallback;
-  const number = Number(value);
-  if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(number)) throw new Error(`${name} must be a whole number (0 or more), not "${value}"`);
-  return number;
-}
-
 /** At most a day between attempts: a longer wait is a typo, not a schedule. */
 const LONGEST_RETRY_DELAY_MS = 86_400_000;
+/** Ten minutes: a longer wait in a stop or a connect is a typo, and orchestrators kill long before. */
+const LONGEST_WAIT_MS = 600_000;
 
-function retryScheduleOf(value: string | undefined): readonly number[] | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
-  const delays = value.split(',').map((part) => part.trim());
-  const valid = delays.every((delay) => /^[0-9]{1,8}$/.test(delay) && Number(delay) <= LONGEST_RETRY_DELAY_MS);
-  if (!valid || delays.length > 20) {
-    throw new Error(`WEBHOOK_RETRY_SCHEDULE must be up to 20 comma-separated delays in milliseconds (each at most a day), not "${value}"`);
-  }
-  return delays.map(Number);
+/**
+ * A setting: the variable, what it is for, its default as a reader sees it, and the schema that
+ * turns the variable's text (undefined when unset or empty) into its value or refuses it with a
+ * message that completes "NAME ...".
+ */
+interface Setting<T> {
+  readonly description: string;
+  readonly defaultText: string;
+  readonly schema: z.ZodType<T, string | undefined>;
 }
 
-/** Reads the configuration from the environment; every setting has a default. */
+const setting = <T>(description: string, defaultText: string, schema: z.ZodType<T, string | undefined>): Setting<T> => ({
+  description,
+  defaultText,
+  schema,
+});
+
+const unset = (value: string | undefined): value is undefined => value === undefined || value === '';
+
+/** Plain decimal digits only: `" "`, hex, exponents, signs and fractions are refused, not read as numbers. */
+function decimal<Fallback extends number | undefined>(range: string, min: number, max: number, fallback: Fallback) {
+  return z
+    .string()
+    .optional()
+    .transform((value, context): number | Fallback => {
+      if (unset(value)) return fallback;
+      if (!/^[0-9]{1,15}$/.test(value) || Number(value) < min || Number(value) > max) {
+        context.addIssue({ code: 'custom', message: `must be a decimal integer ${range}` });
+        return z.NEVER;
+      }
+      return Number(value);
+    });
+}
+
+function oneOf<const T extends string>(values: readonly T[], fallback: T | undefined) {
+  return z
+    .string()
+    .optional()
+    .transform((value, context): T | undefined => {
+      if (unset(value)) return fallback;
+      const found = values.find((candidate) => candidate === value);
+      if (found === undefined) context.addIssue({ code: 'custom', message: `must be one of ${values.join(', ')}` });
+      return found ?? z.NEVER;
+    });
+}
+
+function flag(fallback: boolean) {
+  return z
+    .string()
+    .optional()
+    .transform((value, context): boolean => {
+      if (unset(value)) return fallback;
+      if (value === 'true' || value === '1') return true;
+      if (value === 'false' || value === '0') return false;
+      context.addIssue({ code: 'custom', message: 'must be true or false (or 1 or 0)' });
+      return z.NEVER;
+    });
+}
+
+/**
+ * TRUST_PROXY: unset or empty trusts no proxy. Otherwise a hop count, or a comma-separated list of
+ * addresses, CIDR subnets and `loopback`/`linklocal`/`uniquelocal`, as Express's `trust proxy`
+ * takes them. `true` (trust every hop) is refused: any client could then name its own address.
+ */
+const trustProxy = z
+  .string()
+  .optional()
+  .transform((value, context): TrustProxy => {
+    if (value === undefined || value.trim() === '') return false;
+    const problem = `must be a hop count or a comma-separated list of proxy addresses, CIDR subnets and ${TRUSTED_RANGE_NAMES.join('/')} (leave it unset to trust no proxy)`;
+    const trimmed = value.trim();
+    if (trimmed === 'true') {
+      context.addIssue({ code: 'custom', message: `${problem}: "true" would let any client choose its own address` });
+      return z.NEVER;
+    }
+    if (/^[0-9]{1,6}$/.test(trimmed)) return Number(trimmed) === 0 ? false : Number(trimmed);
+    const entries = trimmed.split(',').map((entry) => entry.trim());
+    if (entries.some((entry) => !TRUSTED_RANGE_NAMES.includes(entry) && !isSubnet(entry))) {
+      context.addIssue({ code: 'custom', message: problem });
+      return z.NEVER;
+    }
+    return entries;
+  });
+
+const secretKey = z
+  .string()
+  .optional()
+  .transform((value, context): Buffer | undefined => {
+    if (unset(value)) return undefined;
+    const key = parseSecretKey(value.trim());
+    if (!key) context.addIssue({ code: 'custom', message: 'must be 32 bytes as 64 hex digits or base64 (openssl rand -hex 32)' });
+    return key ?? z.NEVER;
+  });
+
+const databaseUrl = z
+  .string()
+  .optional()
+  .transform((value, context): string | undefined => {
+    if (unset(value)) return undefined;
+    if (!/^postgres(ql)?:\/\/./.test(value) || !URL.canParse(value)) {
+      context.addIssue({ code: 'custom', message: 'must be a postgres:// URL (leave it unset for SQLite)' });
+      return z.NEVER;
+    }
+    return value;
+  });
+
+const retrySchedule = z
+  .string()
+  .optional()
+  .transform((value, context): readonly number[] | undefined => {
+    if (value === undefined || value.trim() === '') return undefined;
+    const delays = value.split(',').map((part) => part.trim());
+    if (delays.length > 20 || !delays.every((delay) => /^[0-9]{1,8}$/.test(delay) && Number(delay) <= LONGEST_RETRY_DELAY_MS)) {
+      context.addIssue({ code: 'custom', message: 'must be up to 20 comma-separated delays in milliseconds (each at most a day)' });
+      return z.NEVER;
+    }
+    return delays.map(Number);
+  });
+
+/** Exact origins (`https://app.example.com`): a browser sends the origin, never a path or a wildcard. */
+const origins = z
+  .string()
+  .optional()
+  .transform((value, context): readonly string[] => {
+    if (value === undefined || value.trim() === '') return [];
+    const entries = value.split(',').map((entry) => entry.trim());
+    const bad = entries.find((entry) => !URL.canParse(entry) || new URL(entry).origin !== entry || !/^https?:/.test(entry));
+    if (bad !== undefined) {
+      context.addIssue({ code: 'custom', message: `must be a comma-separated list of origins such as https://app.example.com ("${bad}" is not one)` });
+      return z.NEVER;
+    }
+    return entries;
+  });
+
+export const SETTINGS = {
+  NODE_ENV: setting(
+    'Where the service runs. `production` needs `SECRET_KEY`, writes JSON logs only, hides internal error messages and does not check answers against the spec; anything else is refused.',
+    '`development`',
+    oneOf(ENVIRONMENTS, 'development'),
+  ),
+  PORT: setting('The HTTP port, 0–65535 (0: any free port, which the start line names).', '`3000`', decimal('from 0 to 65535', 0, 65535, 3000)),
+  DATABASE_URL: setting('PostgreSQL (`postgres://user:password@host:5432/db`). Unset: SQLite in `DATA_DIR`, for one process.', 'unset (SQLite)', databaseUrl),
+  DATA_DIR: setting(
+    'Where SQLite keeps its file (and, outside production, the development sealing key).',
+    '`./data` at the repository root',
+    z.string().optional(),
+  ),
+  SECRET_KEY: setting(
+    'The key that seals webhook signing secrets and stored idempotent answers: 32 random bytes as 64 hex digits or base64 (`openssl rand -hex 32`). Required in production; elsewhere made once in `DATA_DIR`.',
+    'required in production',
+    secretKey,
+  ),
+  LOG_LEVEL: setting(`The least severe log line written: ${LOG_LEVELS.join(', ')}.`, '`info`', oneOf(LOG_LEVELS, 'info')),
+  TRUST_PROXY: setting(
+    'The proxies whose `X-Forwarded-For`/`X-Forwarded-Proto` are believed: a hop count, or addresses, CIDR subnets and `loopback`/`linklocal`/`uniquelocal`, comma-separated.',
+    'unset (no proxy)',
+    trustProxy,
+  ),
+  RATE_LIMIT_PER_INSTALLATION: setting('Store API requests per installation per 5 s window.', '`100`', decimal('from 1 to 1000000', 1, 1_000_000, 100)),
+  RATE_LIMIT_PER_CLIENT: setting('OAuth requests per client per 5 s window.', '`60`', decimal('from 1 to 1000000', 1, 1_000_000, 60)),
+  WEBHOOK_WORKERS: setting('Webhook dispatchers inside the server; `0` leaves delivery to `svc worker` processes.', '`1`', decimal('from 0 to 64', 0, 64, 1)),
+  WEBHOOK_RETRY_SCHEDULE: setting(
+    'Comma-separated delays before each retry, in ms (for staging and tests).',
+    'about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h',
+    retrySchedule,
+  ),
+  SEED_DEMO: setting(
+    'On an empty database, create the demo store, its owner (whose password is public) and a demo app, and simulate 90 days of orders. The quick start sets it; refused in production.',
+    '`false`',
+    flag(false),
+  ),
+  MIGRATE_ON_START: setting('Bring the schema up to date at start. `false` when a release job runs `svc migrate`.', '`true`', flag(true)),
+  SHUTDOWN_DELAY_MS: setting(
+    'After SIGTERM, how long the listener keeps accepting while `/readyz` answers 503, so load balancers stop sending first.',
+    '`5000` in production, `0` elsewhere',
+    decimal('from 0 to 600000', 0, LONGEST_WAIT_MS, undefined as number | undefined),
+  ),
+  SHUTDOWN_TIMEOUT_MS: setting(
+    'Then how long requests in flight may finish before their connections are closed.',
+    '`20000`',
+    decimal('from 0 to 600000', 0, LONGEST_WAIT_MS, 20_000),
+  ),
+  DATABASE_POOL_MAX: setting('PostgreSQL connections per process.', '`10`', decimal('from 1 to 1000', 1, 1000, 10)),
+  DATABASE_STATEMENT_TIMEOUT_MS: setting(
+    "PostgreSQL's `statement_timeout` for every connection, in ms; `0` leaves statements unbounded.",
+    '`30000`',
+    decimal('from 0 to 3600000', 0, 3_600_000, 30_000),
+  ),
+  DATABASE_CONNECT_TIMEOUT_MS: setting(
+    'How long the start retries an unreachable database, with backoff, before it gives up.',
+    '`60000`',
+    decimal('from 0 to 600000', 0, LONGEST_WAIT_MS, 60_000),
+  ),
+  CORS_ORIGINS: setting('Browser origins allowed to call the store API, comma-separated (`https://app.example.com`).', 'none', origins),
+} as const;
+
+type SettingName = keyof typeof SETTINGS;
+type Values = { [Name in SettingName]: z.output<(typeof SETTINGS)[Name]['schema']> };
+
+const schema = z.object(
+  Object.fromEntries(Object.entries(SETTINGS).map(([name, { schema }]) => [name, schema])) as {
+    [Name in SettingName]: (typeof SETTINGS)[Name]['schema'];
+  },
+);
+
+/** Rules between settings, checked once each is valid on its own. */
+function crossChecks(values: Values): string[] {
+  const problems: string[] = [];
+  if (values.NODE_ENV === 'production' && !values.SECRET_KEY) {
+    problems.push('SECRET_KEY is required in production: 32 random bytes as 64 hex digits or base64 (openssl rand -hex 32)');
+  }
+  if (values.NODE_ENV === 'production' && values.SEED_DEMO) {
+    problems.push("SEED_DEMO is refused in production: the demo owner's password is public");
+  }
+  return problems;
+}
+
+function shownValue(value: unknown): string {
+  const text = typeof value === 'string' ? value : String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+/** Reads the configuration from the environment; throws a ConfigError naming every bad setting. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const environment = environmentOf(env.NODE_ENV);
+  const raw = Object.fromEntries(Object.keys(SETTINGS).map((name) => [name, env[name]]));
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => {
+      const name = String(issue.path[0]);
+      // A secret's text is never echoed back.
+      const given = name === 'SECRET_KEY' || name === 'DATABASE_URL' ? '' : `, not "${shownValue(raw[name])}"`;
+      return `${name} ${issue.message}${given}`;
+    });
+    throw new ConfigError(lines.join('; '));
+  }
+  const values = parsed.data as Values;
+  const problems = crossChecks(values);
+  if (problems.length > 0) throw new ConfigError(problems.join('; '));
+  const environment = values.NODE_ENV as Environment;
   return {
     environment,
-    port: portOf(env.PORT),
-    databaseUrl: databaseUrlOf(env.DATABASE_URL),
-    dataDir: path.resolve(env.DATA_DIR ?? path.join(repositoryRoot, 'data')),
+    port: values.PORT,
+    databaseUrl: values.DATABASE_URL,
+    dataDir: path.resolve(values.DATA_DIR || path.join(repositoryRoot, 'data')),
+    database: {
+      poolMax: values.DATABASE_POOL_MAX,
+      statementTimeoutMs: values.DATABASE_STATEMENT_TIMEOUT_MS,
+      connectTimeoutMs: values.DATABASE_CONNECT_TIMEOUT_MS,
+      migrateOnStart: values.MIGRATE_ON_START,
+    },
     validateResponses: environment !== 'production',
     exposeInternalErrors: environment !== 'production',
-    rateLimits: {
-      perInstallation: positiveIntegerOf('RATE_LIMIT_PER_INSTALLATION', env.RATE_LIMIT_PER_INSTALLATION, 100),
-      perClient: positiveIntegerOf('RATE_LIMIT_PER_CLIENT', env.RATE_LIMIT_PER_CLIENT, 60),
-    },
-    logLevel: logLevelOf(env.LOG_LEVEL),
-    trustProxy: trustProxyOf(env.TRUST_PROXY),
-    secretKey: secretKeyOf(env.SECRET_KEY, environment),
-    webhooks: {
-      workers: nonNegativeIntegerOf('WEBHOOK_WORKERS', env.WEBHOOK_WORKERS, 1),
-      retryScheduleMs: retryScheduleOf(env.WEBHOOK_RETRY_SCHEDULE),
-    },
+    rateLimits: { perInstallation: values.RATE_LIMIT_PER_INSTALLATION, perClient: values.RATE_LIMIT_PER_CLIENT },
+    logLevel: values.LOG_LEVEL as LogLevel,
+    trustProxy: values.TRUST_PROXY,
+    secretKey: values.SECRET_KEY,
+    webhooks: { workers: values.WEBHOOK_WORKERS, retryScheduleMs: values.WEBHOOK_RETRY_SCHEDULE },
+    seedDemo: values.SEED_DEMO,
+    shutdown: { delayMs: values.SHUTDOWN_DELAY_MS ?? (environment === 'production' ? 5000 : 0), timeoutMs: values.SHUTDOWN_TIMEOUT_MS },
+    corsOrigins: values.CORS_ORIGINS,
   };
+}
+
+/** The settings as a Markdown table, for `docs/deploy.md` (generated; a test compares). */
+export function settingsTable(): string {
+  const rows = Object.entries(SETTINGS).map(([name, { description, defaultText }]) => `| \`${name}\` | ${defaultText} | ${description} |`);
+  return ['| Setting | Default | What it does |', '|---|---|---|', ...rows].join('\n');
 }

@@ -3,6 +3,7 @@ import express, { type Request, type Response, Router } from 'express';
 import { verifySignIn } from '../credentials/passwords';
 import { safeEqual } from '../credentials/secrets';
 import { noteUnexpectedError } from '../http/request-log';
+import { pageHeaders } from '../http/security-headers';
 import { answerConsent } from '../oauth/consent';
 import { issueLaunch } from '../oauth/launch';
 import { findApp, findVersion } from '../platform/apps';
@@ -10,7 +11,7 @@ import { findInstallation, listInstallations, uninstall } from '../platform/inst
 import type { Services } from '../platform/services';
 import { findOwnerByEmail, findStore, storesOwnedBy } from '../platform/stores';
 import { clearCookie, readCookie, setCookie } from './cookies';
-import { pageHeaders, safeReturnTo } from './security';
+import { safeReturnTo } from './security';
 import { csrfMatches, currentSession, type DashboardSession, endSession, SESSION_COOKIE, SESSION_MS, startSession } from './sessions';
 import { createSignInGuard, type SignInRefusal } from './sign-in-guard';
 import { homePage, loginPage, messagePage, type StoreView } from './views';

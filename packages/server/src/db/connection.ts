@@ -2,13 +2,23 @@ import fs from 'node:fs';
 import path from 'node:path';
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
-import type { Config } from '../core/config';
+import type { Config, DatabaseConfig } from '../core/config';
 import { attachSqliteReader, cacheStatements } from './reads';
+import { waitForWriteLock } from './sqlite-writers';
 
 // Instants are stored as epoch milliseconds in bigint columns: read them back as numbers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
 
-const SQLITE_PRAGMAS = ['journal_mode = WAL', 'foreign_keys = ON', 'busy_timeout = 5000'];
+/**
+ * Busy timeout 0 on the writer: a wait for the write lock is a timer (`waitForWriteLock`), not
+ * SQLite sleeping on the event loop's thread. Opening still waits SQLite's way (better-sqlite3's
+ * default of 5 s) until these are set.
+ */
+const SQLITE_PRAGMAS = ['journal_mode = WAL', 'foreign_keys = ON', 'busy_timeout = 0'];
+
+/** How long opening one PostgreSQL connection may take, and how long a request waits for a pooled one. */
+const PG_CONNECT_MS = 5000;
+const PG_ACQUIRE_MS = 10_000;
 
 /** The part of a better-sqlite3 connection this module touches. */
 interface SqliteConnection {
@@ -24,9 +34,21 @@ export interface DatabaseOptions {
 }
 
 /** PostgreSQL when DATABASE_URL is set; otherwise an SQLite file (WAL) under the data directory. */
-export function createDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, { pgSchema, sqliteFile = 'store.sqlite' }: DatabaseOptions = {}): Knex {
+export function createDatabase(
+  config: Pick<Config, 'databaseUrl' | 'dataDir'> & { database?: Pick<DatabaseConfig, 'poolMax' | 'statementTimeoutMs'> },
+  { pgSchema, sqliteFile = 'store.sqlite' }: DatabaseOptions = {},
+): Knex {
   if (config.databaseUrl) {
-    return knex({ client: 'pg', connection: config.databaseUrl, pool: { min: 0, max: 10 }, ...(pgSchema ? { searchPath: [pgSchema] } : {}) });
+    const { poolMax = 10, statementTimeoutMs = 30_000 } = config.database ?? {};
+    return knex({
+      client: 'pg',
+      // A statement past its time is cancelled by the server (57014), so one slow query cannot hold a connection forever.
+      connection: { connectionString: config.databaseUrl, statement_timeout: statementTimeoutMs, connectionTimeoutMillis: PG_CONNECT_MS },
+      pool: { min: 0, max: poolMax },
+      // A request waits at most this for a free connection, then answers 503 rather than hanging.
+      acquireConnectionTimeout: PG_ACQUIRE_MS,
+      ...(pgSchema ? { searchPath: [pgSchema] } : {}),
+    });
   }
   fs.mkdirSync(config.dataDir, { recursive: true });
   const filename = path.join(config.dataDir, sqliteFile);
@@ -50,6 +72,7 @@ export function createDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, 
       },
     },
   });
+  waitForWriteLock(db);
   attachSqliteReader(db, filename);
   return db;
 }

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { withAdvisoryLock } from './advisory-lock';
 import { migrations } from './migrations';
 
 const source: Knex.MigrationSource<{ name: string; migration: Knex.Migration }> = {
@@ -7,10 +8,24 @@ const source: Knex.MigrationSource<{ name: string; migration: Knex.Migration }> 
   getMigration: async (entry) => entry.migration,
 };
 
-/** Brings the schema up to date; safe to call from several processes (Knex takes a lock). */
+/**
+ * Brings the schema up to date. Safe for any number of processes at once, on a fresh database too:
+ * on PostgreSQL the whole run holds an advisory lock, since Knex's own lock lives in a table that
+ * two first starts would both try to create (docs/decisions.md, "Migrations").
+ */
 export async function migrateToLatest(database: Knex): Promise<string[]> {
-  const [, applied] = (await database.migrate.latest({ migrationSource: source })) as [number, string[]];
-  return applied;
+  return withAdvisoryLock(database, 'migrations', async () => {
+    const [, applied] = (await database.migrate.latest({ migrationSource: source })) as [number, string[]];
+    return applied;
+  });
+}
+
+/** The migrations this build has that the database has not run, read without writing anything. */
+export async function pendingMigrations(database: Knex): Promise<string[]> {
+  const names = migrations.map((entry) => entry.name);
+  if (!(await database.schema.hasTable('knex_migrations'))) return names;
+  const done = new Set((await database('knex_migrations').select<{ name: string }[]>('name')).map((row) => row.name));
+  return names.filter((name) => !done.has(name));
 }
 
 export async function rollbackAll(database: Knex): Promise<void> {

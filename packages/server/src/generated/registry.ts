@@ -13,6 +13,8 @@ import categoriesUpdate from '../handlers/categories/categories.update';
 import couponsGet from '../handlers/coupons/coupons.get';
 import couponsList from '../handlers/coupons/coupons.list';
 import couponsStatus from '../handlers/coupons/coupons.status';
+import healthLive from '../handlers/health/health.live';
+import healthReady from '../handlers/health/health.ready';
 import inventoryAdjust from '../handlers/inventory/inventory.adjust';
 import inventoryGet from '../handlers/inventory/inventory.get';
 import inventoryList from '../handlers/inventory/inventory.list';
@@ -69,6 +71,8 @@ export const handlers: Handlers = {
   "coupons.get": couponsGet,
   "coupons.list": couponsList,
   "coupons.status": couponsStatus,
+  "health.live": healthLive,
+  "health.ready": healthReady,
   "inventory.adjust": inventoryAdjust,
   "inventory.get": inventoryGet,
   "inventory.list": inventoryList,

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
-import { bundledSpecPath } from '@svc/contract';
 import type { Request, RequestHandler, Response } from 'express';
 import { ApiError } from '../core/errors';
+import { bundledSpecPath } from '../core/paths';
 import { errorBody } from './error-mapper';
 import { requestIdOf } from './request-context';
 

@@ -1,5 +1,6 @@
 import { ApiError, type ErrorBody, type ErrorCode, type ErrorDetail, isApiError } from '../core/errors';
 import { ownValue } from '../core/records';
+import { isDatabaseUnavailable } from '../db/availability';
 
 /** A validation problem as express-openapi-validator reports it (`/body/name`, `/query/limit`, ...). */
 interface ValidatorProblem {
@@ -168,8 +169,18 @@ export function toApiError(error: unknown, surface: ErrorSurface, exposeInternal
   if (isApiError(error)) return error;
   if (isValidatorError(error)) return fromValidator(error, surface, exposeInternals, request);
   if (isBodyReadError(error)) return fromBodyRead(error, surface, exposeInternals);
+  if (isDatabaseUnavailable(error)) return databaseUnavailable();
   return internal(error, exposeInternals);
 }
+
+/** The seconds a client waits before retrying while the database cannot be reached (about a readiness probe's period). */
+export const UNAVAILABLE_RETRY_SECONDS = 5;
+
+/** The database cannot be reached (down, restarting, out of connections): the client's retry is right, so 503, not 500. */
+export const databaseUnavailable = (): ApiError =>
+  new ApiError('SERVICE_UNAVAILABLE', 'The service cannot reach its database right now; retry shortly.', {
+    retry_after_seconds: UNAVAILABLE_RETRY_SECONDS,
+  });
 
 export function errorBody(error: ApiError, requestId: string): ErrorBody {
   return {

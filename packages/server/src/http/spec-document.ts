@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import { bundledSpecPath } from '@svc/contract';
 import type { RequestHandler } from 'express';
+import { bundledSpecPath } from '../core/paths';
 
 /**
  * How long a reader may keep the document without asking again. A new spec comes only with a new

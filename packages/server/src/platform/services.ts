@@ -4,6 +4,7 @@ import type { Config, Environment } from '../core/config';
 import { QUOTA_WINDOW_MS } from '../core/limits';
 import { derivedKey, developmentKey, type Sealer, sealerOf } from '../credentials/sealing';
 import { databaseCounter, memoryCounter, type Quota, type RateLimiter, rateLimiter } from './rate-limit';
+import { type Readiness, readinessOf } from './readiness';
 import { type AddressPolicy, httpTransport, type Resolver, type WebhookTransport } from './webhook-transport';
 
 /** What every domain function works with: the database and the clock (both injected, never global). */
@@ -29,6 +30,8 @@ export interface Services extends Deps {
   /** Seals what the server must read back (signing secrets, stored idempotent answers). */
   readonly sealer: Sealer;
   readonly webhooks: WebhookSettings;
+  /** Whether this instance should get traffic (`/readyz`); the stop drains it first. */
+  readonly readiness: Readiness;
 }
 
 /** About 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: eight attempts over about 28 hours (docs/decisions.md, "Webhooks"). */
@@ -73,6 +76,7 @@ export function createServices({ db, clock = systemClock, rateLimits, secretKey,
       transport: webhooks.transport ?? httpTransport({ policy, clock, ...(webhooks.resolve ? { resolve: webhooks.resolve } : {}) }),
       retryScheduleMs: webhooks.retryScheduleMs ?? RETRY_SCHEDULE_MS,
     },
+    readiness: readinessOf(db),
   };
 }
 

@@ -3,7 +3,7 @@ import { ALL_SCOPES } from '../platform/scopes';
 import type { Deps } from '../platform/services';
 import { createStore, listStores, type Store } from '../platform/stores';
 import { type SeededCatalog, seedDemoCatalog } from './demo-catalog';
-import { type SimulationSummary, simulateStore } from './simulation/run';
+import { type SimulationRequest, type SimulationSummary, simulateStore } from './simulation/run';
 
 /** The demo owner's sign-in, for local use only (start does not seed in production). */
 export const DEMO_OWNER = { email: 'owner@demo-store.example', name: 'Demo Owner', password: 'demo-store-owner' } as const;
@@ -39,7 +39,11 @@ export async function seedDemo(deps: Deps): Promise<DemoSeed | undefined> {
 /** The demo store's history, simulated once at the first start: a quarter of a busy store's orders. */
 export const DEMO_ACTIVITY = { days: 90, orders: 1500, seed: 2026 } as const;
 
-/** Plays the demo store's history (`svc simulate` with DEMO_ACTIVITY), so its orders, payments and analytics read real data. */
-export function simulateDemoActivity(deps: Deps, storeId: string): Promise<SimulationSummary> {
-  return simulateStore(deps, { storeId, ...DEMO_ACTIVITY });
+/**
+ * Plays the demo store's history (`svc simulate` with DEMO_ACTIVITY), so its orders, payments and
+ * analytics read real data. It commits in short batches and lets the server answer between them;
+ * `signal` (the process stopping) ends it between two batches.
+ */
+export function simulateDemoActivity(deps: Deps, storeId: string, options: Pick<SimulationRequest, 'signal' | 'onProgress'> = {}): Promise<SimulationSummary> {
+  return simulateStore(deps, { storeId, ...DEMO_ACTIVITY, ...options });
 }

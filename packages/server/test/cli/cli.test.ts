@@ -3,19 +3,24 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import type { Express } from 'express';
 import type { Knex } from 'knex';
-import { runCli } from '../../src/cli/commands';
+import { createApp } from '../../src/app';
+import type { CliIo } from '../../src/cli/context';
 import { progressBar } from '../../src/cli/output';
+import { runCli } from '../../src/cli/run';
 import { terminalProgress } from '../../src/cli/svc';
 import { ManualClock, toIso } from '../../src/core/clock';
 import { hashSecret } from '../../src/credentials/secrets';
 import { SESSION_MS, startSession } from '../../src/dashboard/sessions';
-import { migrateToLatest } from '../../src/db/migrate';
+import { migrateToLatest, pendingMigrations, rollbackAll } from '../../src/db/migrate';
+import { migrations } from '../../src/db/migrations';
 import { EXPIRY_RULES } from '../../src/jobs/housekeeping';
 import { PREVIOUS_SECRET_MS } from '../../src/platform/apps';
 import { recordConsent } from '../../src/platform/installations';
-import type { Deps } from '../../src/platform/services';
+import { createServices, type Deps } from '../../src/platform/services';
 import { seedDemoCatalog } from '../../src/seeds/demo-catalog';
+import { storeApi } from '../support/auth-steps';
 import { testDatabases } from '../support/databases';
 
 type JsonObject = Record<string, unknown>;
@@ -24,6 +29,14 @@ interface Run {
   code: number;
   out: string;
   err: string;
+}
+
+/** Runs `svc` in this process: its exit code and what it wrote. */
+async function runSvc(argv: string[], io: Omit<CliIo, 'out' | 'err'>): Promise<Run> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli(argv, { ...io, out: (line) => out.push(line), err: (line) => err.push(line) });
+  return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
 const PASSWORD = 'correct horse battery';
@@ -43,12 +56,7 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
   });
   afterAll(() => testDatabase.close());
 
-  async function svc(argv: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
-    const out: string[] = [];
-    const err: string[] = [];
-    const code = await runCli(argv, { deps, out: (line) => out.push(line), err: (line) => err.push(line), env });
-    return { code, out: out.join('\n'), err: err.join('\n') };
-  }
+  const svc = (argv: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> => runSvc(argv, { deps, env });
 
   /** Runs with --json, expects success and exactly one JSON document on out. */
   async function svcJson<T = JsonObject>(argv: string[], env: NodeJS.ProcessEnv = {}): Promise<T> {
@@ -386,8 +394,70 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
       });
       const [installed] = await svcJson<JsonObject[]>(['installation', 'list', '--store', storeId]);
       expect(installed).toMatchObject({ id: tokens.installation_id, app_id: appId, status: 'installed' });
-      const refused = await svc(['installation', 'create', appId, storeId, '--scopes', 'payments:read']);
-      expect(refused.code).not.toBe(0);
+      const refused = await svc(['installation', 'create', appId, storeId, '--scopes', 'products:read payments:read']);
+      expect(refused).toMatchObject({ code: 1, err: expect.stringContaining('INVALID_SCOPE') });
+    });
+
+    describe('a new token pair for an installed app', () => {
+      const WIDE = 'orders:read payments:read products:read';
+      let api: Express;
+
+      beforeAll(() => {
+        const services = createServices({ db, clock, rateLimits: { perInstallation: 1000, perClient: 1000 }, webhooks: { environment: 'test' } });
+        api = createApp({ config: { validateResponses: true, exposeInternalErrors: true }, services });
+      });
+
+      /** An app installed with more than its required scopes, as the demo's is, and its first token pair. */
+      async function installedWide(): Promise<{ storeId: string; appId: string; first: JsonObject }> {
+        const storeId = await newStore();
+        const { appId } = await newApp();
+        await svcJson([...versionArgs(appId), '--optional-scopes', 'orders:read payments:read']);
+        const first = await svcJson(['installation', 'create', appId, storeId, '--scopes', WIDE]);
+        return { storeId, appId, first };
+      }
+
+      const readsOrders = async (storeId: string, tokens: JsonObject) => (await storeApi(api, storeId, 'orders', tokens.access_token as string)).status;
+      const grantRevision = async (storeId: string) => (await svcJson<JsonObject[]>(['installation', 'list', '--store', storeId]))[0]?.grant_revision;
+
+      it('without --scopes keeps the grant: the same scopes and grant revision, and the earlier token keeps every scope', async () => {
+        const { storeId, appId, first } = await installedWide();
+        const renewed = await svcJson(['installation', 'create', appId, storeId]);
+        expect(renewed).toMatchObject({ scope: WIDE, installation_id: first.installation_id, installation_generation: 1 });
+        expect(renewed.access_token).not.toBe(first.access_token);
+        expect(await grantRevision(storeId)).toBe(1);
+        expect([await readsOrders(storeId, first), await readsOrders(storeId, renewed)]).toEqual([200, 200]);
+      });
+
+      it('refuses --scopes that leave out scopes the installation holds unless --narrow names the narrowing (exit 1), and changes nothing', async () => {
+        const { storeId, appId, first } = await installedWide();
+        const refused = await svc(['installation', 'create', appId, storeId, '--scopes', 'products:read']);
+        expect(refused).toEqual({
+          code: 1,
+          out: '',
+          err: "error: --scopes removes orders:read, payments:read from the installation's grant (its live tokens lose them at once): add --narrow to narrow it",
+        });
+        expect(await grantRevision(storeId)).toBe(1);
+        expect(await readsOrders(storeId, first)).toBe(200);
+      });
+
+      it('narrows with --narrow, saying which scopes it removes: the grant revision rises and the earlier token loses them', async () => {
+        const { storeId, appId, first } = await installedWide();
+        const narrowed = await svc(['installation', 'create', appId, storeId, '--scopes', 'products:read', '--narrow', '--json']);
+        expect(narrowed).toMatchObject({ code: 0, err: 'narrowing the grant: removes orders:read, payments:read' });
+        expect(JSON.parse(narrowed.out)).toMatchObject({ scope: 'products:read' });
+        expect(await grantRevision(storeId)).toBe(2);
+        expect(await readsOrders(storeId, first)).toBe(403);
+      });
+
+      it('widens without a word: scopes added take nothing from the earlier token', async () => {
+        const storeId = await newStore();
+        const { appId } = await newApp();
+        await svcJson([...versionArgs(appId), '--optional-scopes', 'orders:read payments:read']);
+        const first = await svcJson(['installation', 'create', appId, storeId, '--scopes', 'orders:read products:read']);
+        const wider = await svc(['installation', 'create', appId, storeId, '--scopes', WIDE]);
+        expect(wider).toMatchObject({ code: 0, err: '' });
+        expect(await readsOrders(storeId, first)).toBe(200);
+      });
     });
   });
 
@@ -709,6 +779,58 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
       }
       expect(await svc(['simulate', '--store', storeId, '--days', '10', '--orders', '40'])).toMatchObject({ code: 2, err: expect.stringContaining('--seed') });
     });
+
+    it('stops between two batches when the process is asked to stop, keeping what was committed and saying so', async () => {
+      const storeId = await storeWithCatalog();
+      const stop = new AbortController();
+      const run = await runSvc(['simulate', '--store', storeId, '--days', '30', '--orders', '5000', '--seed', '9', '--json'], {
+        deps,
+        progress: () => stop.abort(),
+        stopping: () => ({ signal: stop.signal, begun: new Promise(() => {}) }),
+      });
+      expect(run).toMatchObject({ code: 0, err: '' });
+      expect(JSON.parse(run.out)).toEqual({ store_id: storeId, seed: 9, stopped: true });
+      const [{ n }] = (await db('orders').where({ store_id: storeId }).count({ n: '*' })) as [{ n: number | string }];
+      expect(Number(n)).toBeLessThan(5000);
+      expect(await svc(simulateArgs(storeId, '--seed', '9'))).toMatchObject({
+        code: 1,
+        err: expect.stringContaining('already holds the simulation of seed 9'),
+      });
+    });
+  });
+
+  describe('worker', () => {
+    it('delivers until asked to stop, then stops claiming and ends (exit 0)', async () => {
+      let askToStop: () => void = () => undefined;
+      const begun = new Promise<void>((resolve) => {
+        askToStop = resolve;
+      });
+      const services = createServices({ db, clock, rateLimits: { perInstallation: 1000, perClient: 1000 }, webhooks: { environment: 'test' } });
+      const err: string[] = [];
+      const out: string[] = [];
+      const code = await runCli(['worker', '--concurrency', '2'], {
+        deps,
+        out: (line) => out.push(line),
+        err: (line) => {
+          err.push(line);
+          if (line.startsWith('svc worker: delivering')) askToStop();
+        },
+        worker: { services: async () => services },
+        stopping: () => ({ signal: new AbortController().signal, begun }),
+      });
+      expect({ code, out, err }).toEqual({
+        code: 0,
+        out: ['svc worker: stopped'],
+        err: ['svc worker: delivering webhooks with 2 attempts at once; stop with SIGINT or SIGTERM'],
+      });
+    });
+
+    it('refuses a concurrency that is not a whole number from 1 to 9999 (exit 2)', async () => {
+      expect(await svc(['worker', '--concurrency', '0'])).toMatchObject({
+        code: 2,
+        err: expect.stringContaining('svc: --concurrency must be a whole number from 1 to 9999, not "0"'),
+      });
+    });
   });
 
   describe('command line', () => {
@@ -738,6 +860,8 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
       expect(all.out).toContain('svc app version add <appId> --redirect-url <url>... --launch-url <url> --required-scopes "<scope> ..."');
       expect(all.out).toContain('svc installation uninstall <installationId>');
       expect(all.out).toContain('svc housekeeping');
+      expect(all.out).toContain('svc migrate\n');
+      expect(all.out).toContain('svc installation create <appId> <storeId> [--scopes "<scope> ..."] [--narrow]');
       expect(all.out).toContain(
         'svc coupon create --store <storeId> --code <CODE> --type percentage|fixed --amount <amount> [--starts-at <date-time>] [--expires-at <date-time>] [--usage-limit <n>] [--minimum-order <amount>] [--free-shipping] [--inactive]',
       );
@@ -766,6 +890,76 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
   });
 });
 
+describe.each(testDatabases())('svc and the schema of a new $name database', (testDatabase) => {
+  let db: Knex;
+  let deps: Deps;
+  const NOT_MIGRATED = { code: 1, out: '', err: 'error: the database schema is not migrated: run svc migrate' };
+
+  beforeAll(async () => {
+    db = await testDatabase.open();
+    deps = { db, clock: new ManualClock() };
+  });
+  afterAll(() => testDatabase.close());
+
+  const svc = (...argv: string[]) => runSvc(argv, { deps });
+
+  it('refuses a command that only reads with one line, and leaves the database as it was', async () => {
+    for (const argv of [
+      ['store', 'list'],
+      ['app', 'list'],
+      ['installation', 'list'],
+      ['app', 'secret', 'list', MISSING_ID],
+    ]) {
+      expect(await svc(...argv)).toEqual(NOT_MIGRATED);
+    }
+    expect(await db.schema.hasTable('knex_migrations')).toBe(false);
+  });
+
+  it('svc migrate applies every migration, then says the schema is current; reads work from then on', async () => {
+    const first = await svc('migrate');
+    expect(first).toEqual({ code: 0, out: migrations.map((entry) => `applied ${entry.name}`).join('\n'), err: '' });
+    expect(await svc('migrate')).toEqual({ code: 0, out: 'the database schema is current: nothing to apply', err: '' });
+    expect(JSON.parse((await svc('migrate', '--json')).out)).toEqual({ applied: [] });
+    expect(await svc('store', 'list')).toEqual({ code: 0, out: '(none)', err: '' });
+  });
+
+  it('refuses a read on a schema one migration behind, and a command that writes migrates first (the quick start needs nothing else)', async () => {
+    const latest = await db('knex_migrations').orderBy('id', 'desc').first();
+    await db('knex_migrations').where({ id: latest.id }).delete();
+    expect(await pendingMigrations(db)).toEqual([latest.name]);
+    expect(await svc('app', 'list')).toEqual(NOT_MIGRATED);
+    await db('knex_migrations').insert(latest);
+    await rollbackAll(db);
+    const created = await runSvc(['store', 'create', '--name', 'First', '--domain', 'first.example', '--owner-email', 'first@example.com', '--json'], {
+      deps,
+      env: { SVC_OWNER_PASSWORD: PASSWORD },
+    });
+    expect(created).toMatchObject({ code: 0, err: '' });
+    expect(await pendingMigrations(db)).toEqual([]);
+  });
+});
+
+describe('svc help', () => {
+  it('answers without opening the database, as do --help and a malformed line', async () => {
+    let opened = 0;
+    const deps = async (): Promise<Deps> => {
+      opened += 1;
+      throw new Error('svc help opened the database');
+    };
+    const lines: Array<[string[], number]> = [
+      [['help'], 0],
+      [['--help'], 0],
+      [['help', 'app', 'secret'], 0],
+      [['store', 'list', '--help'], 0],
+      [['migrate', '-h'], 0],
+      [['store', 'frobnicate'], 2],
+      [['app', 'versions', 'abc'], 2],
+    ];
+    for (const [argv, code] of lines) expect((await runSvc(argv, { deps })).code).toBe(code);
+    expect(opened).toBe(0);
+  });
+});
+
 describe('the svc binary', () => {
   const serverDir = path.resolve(__dirname, '..', '..');
   const tsx = path.resolve(serverDir, '..', '..', 'node_modules', '.bin', 'tsx');
@@ -775,14 +969,28 @@ describe('the svc binary', () => {
   });
   afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
-  it('migrates a new SQLite database and prints an empty store list as JSON', async () => {
-    const { stdout, stderr } = await promisify(execFile)(tsx, ['src/cli/svc.ts', 'store', 'list', '--json'], {
-      cwd: serverDir,
-      env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '' },
+  const svcBinary = (argv: string[], env: NodeJS.ProcessEnv) =>
+    promisify(execFile)(tsx, ['src/cli/svc.ts', ...argv], { cwd: serverDir, env: { ...process.env, DATABASE_URL: '', ...env } });
+
+  it('answers svc help without settings or a database: a data directory that cannot exist and a bad setting do not matter', async () => {
+    const notADirectory = path.join(dataDir, 'a-file');
+    fs.writeFileSync(notADirectory, '');
+    const { stdout, stderr } = await svcBinary(['help'], { DATA_DIR: path.join(notADirectory, 'data'), PORT: 'not-a-port' });
+    expect(stdout).toContain('svc migrate');
+    expect(stderr).toBe('');
+  }, 60_000);
+
+  it('refuses a list on a new SQLite database until svc migrate has run, then prints an empty store list as JSON', async () => {
+    const env = { DATA_DIR: path.join(dataDir, 'new') };
+    await expect(svcBinary(['store', 'list', '--json'], env)).rejects.toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: 'error: the database schema is not migrated: run svc migrate\n',
     });
+    expect((await svcBinary(['migrate'], env)).stdout).toMatch(/^applied 001_platform$/m);
+    const { stdout, stderr } = await svcBinary(['store', 'list', '--json'], env);
     expect(JSON.parse(stdout)).toEqual([]);
     expect(stderr).toBe('');
-    expect(fs.existsSync(path.join(dataDir, 'store.sqlite'))).toBe(true);
   }, 60_000);
 });
 

@@ -22,8 +22,55 @@ describe('configuration from the environment', () => {
     expect(loadConfig({ NODE_ENV: 'production', SECRET_KEY: 'a'.repeat(64) })).toMatchObject({ validateResponses: false, exposeInternalErrors: false });
   });
 
-  it.each(['-1', '65536', 'abc', '80.5'])('refuses PORT=%p with a clear message', (port) => {
-    expect(() => loadConfig({ PORT: port })).toThrow(/PORT must be an integer from 0 to 65535/);
+  it.each(['-1', '65536', 'abc', '80.5', ' ', '0x1152', '1e3', '+80', '3000 '])('refuses PORT=%p with a clear message', (port) => {
+    expect(() => loadConfig({ PORT: port })).toThrow(`PORT must be a decimal integer from 0 to 65535, not "${port}"`);
+  });
+
+  it('takes PORT=0 (any free port) and plain decimals', () => {
+    expect(loadConfig({ PORT: '0' }).port).toBe(0);
+    expect(loadConfig({ PORT: '08080' }).port).toBe(8080);
+  });
+
+  it.each(['prod', 'PRODUCTION', 'staging', 'dev'])('refuses NODE_ENV=%p, naming the values it takes', (value) => {
+    expect(() => loadConfig({ NODE_ENV: value })).toThrow(`NODE_ENV must be one of development, test, production, not "${value}"`);
+  });
+
+  it('leaves the demo store off unless SEED_DEMO asks, and refuses it in production', () => {
+    expect(loadConfig({}).seedDemo).toBe(false);
+    expect(loadConfig({ SEED_DEMO: 'true' }).seedDemo).toBe(true);
+    expect(() => loadConfig({ NODE_ENV: 'production', SECRET_KEY: 'a'.repeat(64), SEED_DEMO: '1' })).toThrow('SEED_DEMO is refused in production');
+  });
+
+  it('waits 5 s before closing the listener in production only, and drains for 20 s', () => {
+    expect(loadConfig({}).shutdown).toEqual({ delayMs: 0, timeoutMs: 20_000 });
+    expect(loadConfig({ NODE_ENV: 'production', SECRET_KEY: 'a'.repeat(64) }).shutdown).toEqual({ delayMs: 5000, timeoutMs: 20_000 });
+    expect(loadConfig({ SHUTDOWN_DELAY_MS: '100', SHUTDOWN_TIMEOUT_MS: '0' }).shutdown).toEqual({ delayMs: 100, timeoutMs: 0 });
+  });
+
+  it('names every bad setting at once, in one line, without echoing a secret', () => {
+    let message = '';
+    try {
+      loadConfig({ PORT: 'x', SECRET_KEY: 'not-a-key-but-secret', DATABASE_POOL_MAX: '0' });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toContain('PORT must be');
+    expect(message).toContain('SECRET_KEY must be 32 bytes');
+    expect(message).toContain('DATABASE_POOL_MAX must be');
+    expect(message).not.toContain('not-a-key-but-secret');
+    expect(message).not.toContain('\n');
+  });
+
+  it('takes the database settings', () => {
+    expect(loadConfig({}).database).toEqual({ poolMax: 10, statementTimeoutMs: 30_000, connectTimeoutMs: 60_000, migrateOnStart: true });
+    expect(
+      loadConfig({ DATABASE_POOL_MAX: '25', DATABASE_STATEMENT_TIMEOUT_MS: '0', DATABASE_CONNECT_TIMEOUT_MS: '5000', MIGRATE_ON_START: 'false' }).database,
+    ).toEqual({
+      poolMax: 25,
+      statementTimeoutMs: 0,
+      connectTimeoutMs: 5000,
+      migrateOnStart: false,
+    });
   });
 
   it('logs at info unless LOG_LEVEL says otherwise', () => {

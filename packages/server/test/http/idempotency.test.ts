@@ -33,7 +33,7 @@ function freshScope(name = 'Oud Royal'): IdempotencyScope {
 /** The work of a create: records its effect (a row of the scratch table) and answers 201 with an ETag. */
 const create =
   (scope: IdempotencyScope, name = 'Oud Royal') =>
-  async (trx: Knex.Transaction): Promise<WorkResponse<Created>> => {
+  async (trx: Knex | Knex.Transaction): Promise<WorkResponse<Created>> => {
     const id = randomUUID();
     await trx(EFFECTS).insert({ id, idempotency_key: scope.key });
     return { status: 201, body: { id, name }, headers: { ETag: `"p1.1.${'x'.repeat(43)}"` } };
@@ -111,11 +111,19 @@ describe.each(testDatabases())('Idempotency-Key on $name', (testDatabase) => {
     const scope = freshScope();
     const entered = gate();
     const release = gate();
-    const first = runIdempotently({ db, clock }, scope, async (trx) => {
-      entered.open();
-      await release.passed;
-      return create(scope)(trx);
-    });
+    // On SQLite an open transaction holds the file's only write lock, and the other instance's claim
+    // would wait for it (the next test): there the first is in flight outside a transaction.
+    const inTransaction = testDatabase.name !== 'sqlite';
+    const first = runIdempotently(
+      { db, clock },
+      scope,
+      async (trx) => {
+        entered.open();
+        await release.passed;
+        return create(scope)(trx);
+      },
+      { inTransaction },
+    );
     await entered.passed;
     const other = anotherInstance(db);
     try {
@@ -130,6 +138,38 @@ describe.each(testDatabases())('Idempotency-Key on $name', (testDatabase) => {
     }
     expect(await effectsOf(scope)).toBe(1);
   });
+
+  // PostgreSQL locks rows, not the database: there the repeat meets the claim at once (the test before).
+  if (testDatabase.name === 'sqlite')
+    it("on SQLite, a repeat from another instance waits for the first's transaction, then gets its response replayed", async () => {
+      const clock = new ManualClock();
+      const scope = freshScope();
+      const entered = gate();
+      const release = gate();
+      const first = runIdempotently({ db, clock }, scope, async (trx) => {
+        entered.open();
+        await release.passed;
+        return create(scope)(trx);
+      });
+      await entered.passed;
+      const other = anotherInstance(db);
+      try {
+        let settled = false;
+        const repeat = runIdempotently({ db: other, clock }, scope, create(scope)).finally(() => {
+          settled = true;
+        });
+        // Many of the repeat's tries for the lock go by meanwhile (one a millisecond).
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(settled).toBe(false);
+        release.open();
+        const stored = await first;
+        expect(await repeat).toEqual({ ...stored, replayed: true });
+      } finally {
+        release.open();
+        await other.destroy();
+      }
+      expect(await effectsOf(scope)).toBe(1);
+    });
 
   it('runs the work exactly once for 50 concurrent requests with one key; each gets the stored response or 409', async () => {
     const deps = depsAt();

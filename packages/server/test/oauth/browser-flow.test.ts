@@ -1,8 +1,7 @@
-import fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { addVersion, registerApp } from '../../src/platform/apps';
-import { authorizeQuery, authorizeUrl } from '../support/browser';
+import { authorizeQuery, authorizeUrl, chromiumPath, haveChromium } from '../support/browser';
 import { testDatabases } from '../support/databases';
 import { type AppFixture, basicHeader, createTestStore, RFC7636_VERIFIER, type StoreFixture, suiteHarness, UUID } from '../support/harness';
 import { type Listening, listen } from '../support/listen';
@@ -12,16 +11,15 @@ import { type Listening, listen } from '../support/listen';
  * dashboard, answers the consent page, and is redirected to a local app server's callback; the
  * test then exchanges the code as the app would. Every request leaving the two local servers is
  * refused and recorded (the dashboard must load nothing from outside). Runs where Chromium is
- * installed; REQUIRE_BROWSER=1 makes a missing browser fail instead of skipping.
+ * (CHROMIUM_PATH); REQUIRE_BROWSER=1 makes a missing browser fail instead of skipping.
  */
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const haveBrowser = fs.existsSync(chromiumPath);
-if (!haveBrowser && process.env.REQUIRE_BROWSER === '1') throw new Error(`REQUIRE_BROWSER=1 but no Chromium at ${chromiumPath}`);
+const SUITE = 'the authorization-code flow in headless Chromium';
+const haveBrowser = haveChromium(SUITE);
 
 const TIMEOUT_MS = 60_000;
 const REQUIRED = ['products:read'];
 const OPTIONAL = ['products:write', 'orders:read'];
-const databases = testDatabases().filter((database) => database.name === 'sqlite');
+const databases = testDatabases('sqlite');
 
 /** The app's side: a callback endpoint that records what the browser brought. */
 function appServer(received: URL[]) {
@@ -44,7 +42,7 @@ interface OfflinePage {
   consoleErrors: string[];
 }
 
-(haveBrowser ? describe.each(databases) : describe.skip.each(databases))('the authorization-code flow in headless Chromium on $name', (testDatabase) => {
+(haveBrowser ? describe.each(databases) : describe.skip.each(databases))(`${SUITE} on $name`, (testDatabase) => {
   const h = suiteHarness(testDatabase, { teardownMs: TIMEOUT_MS });
   h.atEnd(async () => {
     await browser?.close();

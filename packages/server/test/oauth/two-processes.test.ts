@@ -1,61 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import path from 'node:path';
 import { type TestDatabase, testDatabases } from '../support/databases';
 import { createTestApp, createTestStore, installWithTokens, type StoreFixture, suiteHarness } from '../support/harness';
+import { type ServerProcess, SERVER_START_MS as START_MS, startServerProcess } from '../support/spawned-server';
 import { countTokens, expectAccessRefused, expectAccessWorks, expectOneSharedPair, postToken, refreshBody } from '../support/token-client';
-
-const REPO_ROOT = path.resolve(__dirname, '..', '..', '..', '..');
-const TSX = path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
-const SERVER_SCRIPT = path.resolve(__dirname, '..', 'support', 'server-process.ts');
-const START_MS = 60_000;
-
-interface ServerProcess {
-  origin: string;
-  stop(): Promise<void>;
-}
-
-/** Ends the process group this test started (tsx runs the script in a child of its own). */
-async function stopGroup(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-  const exited = once(child, 'exit');
-  process.kill(-child.pid, 'SIGTERM');
-  const timer = setTimeout(() => child.pid !== undefined && process.kill(-child.pid, 'SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-/** Starts `server-process.ts` on the schema and waits for its `LISTENING <port>` line. */
-function startServerProcess(databaseUrl: string, schema: string): Promise<ServerProcess> {
-  const child = spawn(TSX, [SERVER_SCRIPT], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, TEST_PG_URL: databaseUrl, TEST_PG_SCHEMA: schema },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  let output = '';
-  return new Promise((resolve, reject) => {
-    let settled = false;
-    const settle = (outcome: () => void) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      outcome();
-    };
-    const fail = (message: string) => settle(() => void stopGroup(child).finally(() => reject(new Error(`${message}\n${output}`))));
-    const timer = setTimeout(() => fail(`The server process printed no LISTENING line within ${START_MS / 1000} s`), START_MS);
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString('utf8');
-      const port = /LISTENING (\d+)/.exec(output)?.[1];
-      if (port) settle(() => resolve({ origin: `http://127.0.0.1:${port}`, stop: () => stopGroup(child) }));
-    });
-    child.stderr?.on('data', (chunk: Buffer) => {
-      output += chunk.toString('utf8');
-    });
-    child.once('error', (error) => fail(`The server process did not start: ${error.message}`));
-    child.once('exit', (code, signal) => fail(`The server process ended (${code ?? signal}) before listening`));
-  });
-}
 
 const postgres = testDatabases().find((database) => database.name === 'postgres');
 const describeOnPostgres = postgres ? describe : describe.skip;
@@ -76,8 +22,8 @@ describeOnPostgres(`two server processes on one PostgreSQL schema${postgres ? ''
     const { rows } = (await h.db.raw('select current_schema() as schema')) as { rows: { schema: string }[] };
     const schema = rows[0]?.schema as string;
     const started = await Promise.allSettled([
-      startServerProcess(process.env.TEST_DATABASE_URL as string, schema),
-      startServerProcess(process.env.TEST_DATABASE_URL as string, schema),
+      startServerProcess({ TEST_PG_URL: process.env.TEST_DATABASE_URL, TEST_PG_SCHEMA: schema }),
+      startServerProcess({ TEST_PG_URL: process.env.TEST_DATABASE_URL, TEST_PG_SCHEMA: schema }),
     ]);
     servers = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
     const failure = started.find((result): result is PromiseRejectedResult => result.status === 'rejected');

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import knex, { type Knex } from 'knex';
 import { createDatabase } from '../../src/db/connection';
+import { recordSkip } from './skips';
 
 export interface TestDatabase {
   name: 'sqlite' | 'postgres';
@@ -15,13 +16,19 @@ export interface TestDatabase {
 
 /**
  * The databases a suite runs against: SQLite always; PostgreSQL too when TEST_DATABASE_URL is set
- * (CI sets it). Each suite gets its own SQLite file or PostgreSQL schema, dropped afterwards.
+ * (CI sets it, with REQUIRE_POSTGRES=1 so that a missing URL fails instead). Each suite gets its own
+ * SQLite file or PostgreSQL schema, dropped afterwards. Without PostgreSQL, its runs there are noted
+ * as skipped (support/skips), since jest cannot count tests that were never declared. `only` picks
+ * one of the two.
  */
-export function testDatabases(): TestDatabase[] {
-  const databases: TestDatabase[] = [sqlite()];
+export function testDatabases(only?: TestDatabase['name']): TestDatabase[] {
+  const databases: TestDatabase[] = only === 'postgres' ? [] : [sqlite()];
+  // A suite for SQLite alone has no runs on PostgreSQL to skip.
+  if (only === 'sqlite') return databases;
   const url = process.env.TEST_DATABASE_URL;
   if (url) databases.push(postgres(url));
   else if (process.env.REQUIRE_POSTGRES === '1') throw new Error('REQUIRE_POSTGRES=1 but TEST_DATABASE_URL is not set');
+  else recordSkip({ suite: 'its runs on PostgreSQL', reason: 'TEST_DATABASE_URL is not set', howToRun: 'set TEST_DATABASE_URL to a postgres:// URL' });
   return databases;
 }
 

@@ -2,6 +2,7 @@ import knex, { type Knex } from 'knex';
 import { type ApiError, isApiError } from '../../src/core/errors';
 import { migrateToLatest } from '../../src/db/migrate';
 import { up as storeApiUp } from '../../src/db/migrations/003_store_api';
+import { waitForWriteLock } from '../../src/db/sqlite-writers';
 import type { TestDatabase } from './databases';
 
 /** Opens the suite's database with the store API's tables (003 applied even before index.ts lists it). */
@@ -15,7 +16,10 @@ export async function openStoreApiDatabase(testDatabase: TestDatabase): Promise<
 /** A second server instance on the same database: its own connection pool, same configuration. */
 export function anotherInstance(db: Knex): Knex {
   const { config } = db.client as { config: Knex.Config };
-  return knex(config);
+  const other = knex(config);
+  // The configuration sets SQLite's own busy timeout to 0: the waiting is createDatabase's.
+  if (config.client === 'better-sqlite3') waitForWriteLock(other);
+  return other;
 }
 
 function asApiError(error: unknown): ApiError {

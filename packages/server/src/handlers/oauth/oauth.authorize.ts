@@ -1,7 +1,7 @@
-import { pageHeaders } from '../../dashboard/security';
 import { currentSession } from '../../dashboard/sessions';
 import { consentPage } from '../../dashboard/views';
 import type { Handler } from '../../http/handler';
+import { pageHeaders } from '../../http/security-headers';
 import { type AuthorizeParameters, validateAuthorization } from '../../oauth/authorize';
 import { rememberAuthorization } from '../../oauth/consent';
 import { findInstallationOf } from '../../platform/installations';

@@ -17,7 +17,7 @@ import type { Deps } from '../../platform/services';
 import { findStore, PlatformError } from '../../platform/stores';
 import { between, type Random, seededRandom } from '../random';
 import { HOUR_MS, utcOffsetMs } from './calendar';
-import { type CartPlan, type LinePlan, markerCouponCode, type OrderPlan, planSimulation, type SimulationPlan, type Step } from './plan';
+import { type CartPlan, type LinePlan, markerCouponCode, type OrderPlan, planSimulation, type SimulationPlan, type Step, type TimedStep } from './plan';
 
 /**
  * `svc simulate` and the demo's first start: shopper and merchant activity played through the
@@ -40,6 +40,11 @@ export interface SimulationRequest {
   seed: number;
   /** Told after each committed batch: the steps played so far, of all. */
   onProgress?: (done: number, total: number) => void;
+  /**
+   * A stopping process aborts it: the run ends after the batch in hand commits, rejecting with the
+   * signal's reason. What was committed stays (a later run needs another seed).
+   */
+  signal?: AbortSignal;
 }
 
 export interface SimulationSummary {
@@ -66,11 +71,19 @@ export interface SimulationSummary {
 }
 
 /**
- * Steps per transaction: one commit per step would cost a disk sync each (most of the run's time
- * on SQLite), while a batch holds SQLite's only writer for a few hundred milliseconds at most, so
- * a server on the same file keeps answering.
+ * How long one transaction plays steps before it commits (a few orders). Everything else that
+ * writes to the database waits for it: on SQLite the requests of the server running the
+ * simulation (better-sqlite3 is synchronous, so a batch never lets the event loop run) and any
+ * other process on the file; on PostgreSQL whoever writes the stock of the products it sells. A
+ * commit costs a fraction of a millisecond, so short batches slow the run by little.
  */
-const STEPS_PER_TRANSACTION = 100;
+const BATCH_MS = 10;
+/**
+ * Between two batches on SQLite: the event loop answers what arrived meanwhile, and another
+ * process waiting for the write lock (it tries every millisecond, `waitForWriteLock`) finds it
+ * free. On PostgreSQL every query already lets the event loop run, and there is no single lock.
+ */
+const SQLITE_PAUSE_MS = 2;
 /** Restocks bring the missing units and a lot more, as a merchant reorders. */
 const RESTOCK_LOT = { physical: [20, 120], digital: [5, 25] } as const;
 
@@ -325,11 +338,22 @@ export async function simulateStore(deps: Deps, request: SimulationRequest): Pro
   const player = new Player(storeId, seed, plan, products, await stockOf(db, storeId, products));
   await db.transaction((trx) => player.createCoupons(trx));
   const { steps } = plan;
-  for (let start = 0; start < steps.length; start += STEPS_PER_TRANSACTION) {
-    await db.transaction(async (trx) => {
-      for (const { at, step } of steps.slice(start, start + STEPS_PER_TRANSACTION)) await player.play(trx, at, step);
+  const pause = db.client.config.client === 'pg' ? undefined : () => new Promise((resolve) => setTimeout(resolve, SQLITE_PAUSE_MS));
+  let done = 0;
+  while (done < steps.length) {
+    request.signal?.throwIfAborted();
+    done = await db.transaction(async (trx) => {
+      const started = performance.now();
+      let next = done;
+      do {
+        const { at, step } = steps[next] as TimedStep;
+        await player.play(trx, at, step);
+        next += 1;
+      } while (next < steps.length && performance.now() - started < BATCH_MS);
+      return next;
     });
-    request.onProgress?.(Math.min(start + STEPS_PER_TRANSACTION, steps.length), steps.length);
+    request.onProgress?.(done, steps.length);
+    if (pause && done < steps.length) await pause();
   }
   return { from: plan.window.from, to: plan.window.to, ...player.summary, events: (await outboxCount(db, storeId)) - eventsBefore };
 }

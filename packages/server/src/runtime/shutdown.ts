@@ -1,0 +1,93 @@
+import closeWithGrace from 'close-with-grace';
+
+/** What a stopping process reports as it goes; the server gives its JSON logger, the CLI its stderr. */
+export interface ShutdownLog {
+  info(message: string): void;
+  error(message: string, error?: unknown): void;
+}
+
+export interface ShutdownOptions {
+  /**
+   * The longest the whole stop may take once a signal came. Past it the process exits 1, whatever is
+   * still running: an orchestrator would kill it soon after anyway, and an exit that says so is better.
+   */
+  readonly deadlineMs: number;
+  readonly log: ShutdownLog;
+}
+
+/** A step of the stop, run in the order registered; one that throws is logged and the next still runs. */
+export type ShutdownStep = (signal: string | undefined) => Promise<void> | void;
+
+/**
+ * The one way a long-running process of this service stops (the server, `svc worker`, long CLI
+ * commands): SIGTERM or SIGINT starts the stop, `signal` is aborted at once so loops notice, the
+ * steps run in order, and the process exits 0 when they are done. A second signal exits 1 at once;
+ * an uncaught exception or unhandled rejection is logged and stops the process the same way, with
+ * exit code 1. Built on close-with-grace (docs/decisions.md, "Running in production").
+ */
+export interface Shutdown {
+  /** Aborted when the stop begins: long work (a simulation, a dispatcher loop) checks it between batches. */
+  readonly signal: AbortSignal;
+  /** Resolves when the stop begins (a signal or `stop()`); `svc worker` waits on it. */
+  readonly begun: Promise<void>;
+  /** Adds a step; steps run in the order added. */
+  onStop(step: ShutdownStep): void;
+  /** Starts the stop as a signal would (a command that has finished its work). */
+  stop(): void;
+  /** Removes the process listeners without stopping: a short command that ended by itself. */
+  release(): void;
+}
+
+export function handleShutdown({ deadlineMs, log }: ShutdownOptions): Shutdown {
+  const steps: ShutdownStep[] = [];
+  const controller = new AbortController();
+  let begin: () => void = () => undefined;
+  const begun = new Promise<void>((resolve) => {
+    begin = resolve;
+  });
+  const listeners = closeWithGrace(
+    {
+      delay: deadlineMs,
+      // `beforeExit` is a short command ending by itself, not a stop: its exit code is its own.
+      skip: ['beforeExit'],
+      logger: false,
+      onSecondSignal: (signal) => log.error(`second ${signal}: exiting at once`),
+      onSecondError: (error) => log.error('a second uncaught error while stopping: exiting at once', error),
+      onTimeout: (delay) => log.error(`the stop took longer than ${delay} ms: exiting`),
+    },
+    async ({ signal, err }) => {
+      if (err) log.error('uncaught error: stopping', err);
+      else log.info(signal ? `${signal} received: stopping` : 'stopping');
+      controller.abort();
+      begin();
+      for (const step of steps) {
+        try {
+          await step(signal);
+        } catch (error) {
+          log.error('a step of the stop failed', error);
+        }
+      }
+    },
+  );
+  return {
+    signal: controller.signal,
+    begun,
+    onStop: (step) => void steps.push(step),
+    stop: () => listeners.close(),
+    release: () => listeners.uninstall(),
+  };
+}
+
+/** Resolves after `ms`, or at once when `signal` is aborted (a delay a second look can cut short). */
+export function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}

@@ -1,0 +1,95 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import knex from 'knex';
+
+/** The repository root and the built server (the `test` script builds before jest runs). */
+export const repositoryRoot = path.resolve(__dirname, '..', '..', '..', '..');
+export const builtServer = path.join(repositoryRoot, 'packages', 'server', 'dist', 'main.js');
+export const builtCli = path.join(repositoryRoot, 'packages', 'server', 'dist', 'svc.js');
+
+/** Builds the server once if a developer runs jest without `pnpm test` (which builds first). */
+export function ensureBuilt(): void {
+  if (fs.existsSync(builtServer) && fs.existsSync(builtCli)) return;
+  execFileSync('npx', ['tsup'], { cwd: path.join(repositoryRoot, 'packages', 'server'), stdio: 'ignore' });
+}
+
+/** A running `node dist/main.js`, with what it wrote so far. */
+export interface ServerRun {
+  readonly child: ChildProcess;
+  stdout: string;
+  stderr: string;
+  /** Resolves with the exit code (null when killed by a signal). */
+  readonly exited: Promise<number | null>;
+  /** The port named by the start line (`Store API  http://localhost:<port>/...`, or the JSON line's `port`). */
+  port(): Promise<number>;
+}
+
+/** A fresh data directory, removed after the test. */
+export const tempDataDir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'svc-run-'));
+
+/** Starts the built server with exactly these settings (plus PATH), the way an image or a unit file would. */
+export function startBuiltServer(settings: Record<string, string>): ServerRun {
+  const child = spawn(process.execPath, [builtServer], {
+    cwd: repositoryRoot,
+    env: { PATH: process.env.PATH ?? '', PORT: '0', LOG_LEVEL: 'warn', ...settings },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const run: ServerRun = {
+    child,
+    stdout: '',
+    stderr: '',
+    exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))),
+    port: () =>
+      new Promise((resolve, reject) => {
+        const look = () => {
+          const plain = /Store API {2}http:\/\/localhost:(\d+)\//.exec(run.stdout);
+          const json = /"port":(\d+)/.exec(run.stdout);
+          const found = plain ?? json;
+          if (found) resolve(Number(found[1]));
+          return found !== null;
+        };
+        if (look()) return;
+        const onData = () => {
+          if (look()) child.stdout?.off('data', onData);
+        };
+        child.stdout?.on('data', onData);
+        void run.exited.then((code) => reject(new Error(`the server exited (${code}) before listening: ${run.stderr}${run.stdout}`)));
+      }),
+  };
+  child.stdout?.on('data', (chunk: Buffer) => {
+    run.stdout += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    run.stderr += chunk.toString();
+  });
+  return run;
+}
+
+/** Polls `url` until `accept` says yes (bounded: a test that never gets there fails on its own timeout). */
+export async function until(probe: () => Promise<boolean>, intervalMs = 50): Promise<void> {
+  for (;;) {
+    if (await probe().catch(() => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+export const statusOf = (url: string) => fetch(url).then((response) => response.status);
+
+/** A PostgreSQL database of its own (a server uses the default schema), made on TEST_DATABASE_URL's server and dropped after. */
+export async function freshPostgresDatabase(adminUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `svc_run_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+  const admin = knex({ client: 'pg', connection: adminUrl, pool: { min: 0, max: 1 } });
+  await admin.raw(`create database ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      await admin.raw(`drop database if exists ${name} with (force)`);
+      await admin.destroy();
+    },
+  };
+}

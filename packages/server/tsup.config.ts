@@ -1,0 +1,21 @@
+import type { Options } from 'tsup';
+
+/**
+ * The server's build (`pnpm build`): the server and the admin CLI, each one CommonJS file with its
+ * source map, run by plain `node` with no TypeScript loader. Dependencies stay external (they are
+ * the production install's `node_modules`); the workspace's `@svc/contract` is bundled in, since its
+ * package points at TypeScript sources. docs/decisions.md, "A build".
+ */
+export default {
+  entry: { main: 'src/main.ts', svc: 'src/cli/svc.ts' },
+  format: ['cjs'],
+  platform: 'node',
+  target: 'node20',
+  outDir: 'dist',
+  clean: true,
+  sourcemap: true,
+  splitting: false,
+  noExternal: ['@svc/contract'],
+  // The CLI's entry is the package's `bin`: executable as it is.
+  banner: { js: '#!/usr/bin/env node' },
+} satisfies Options;
