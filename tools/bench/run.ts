@@ -5,6 +5,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { riyadhDay } from '../../packages/server/src/domain/storefront/pricing';
 import type { ChildMessage, FirstStartReadyMessage, ParentMessage, ReadyMessage, StoreReadyMessage } from './protocol';
+import { measureStart, type StartFigures } from './start-time';
 import { benchWebhooks, percentile, type WebhookFigures } from './webhooks';
 
 /**
@@ -567,6 +568,9 @@ async function measureServers(children: ServerChildren): Promise<{ figures: Figu
   return { figures, seedMs: api.ready.seedMs, simulationMs: orders?.simulationMs };
 }
 
+/** The built server's start time and idle memory (tools/bench/start-time.ts); needs `pnpm build` first. */
+const START_CASE = 'start';
+
 async function main(): Promise<void> {
   if (PROFILE_DIR) fs.mkdirSync(PROFILE_DIR, { recursive: true });
   console.log(
@@ -577,6 +581,7 @@ async function main(): Promise<void> {
   const children: ServerChildren = {};
   let webhookFigures: WebhookFigures[] = [];
   let simulationReads: SimulationReadFigures | undefined;
+  let start: StartFigures | undefined;
   try {
     const servers = SERVER_CASES.some(wanted) ? await measureServers(children) : undefined;
     const figures = servers?.figures ?? [];
@@ -585,6 +590,12 @@ async function main(): Promise<void> {
     if (wanted(SIMULATION_CASE)) {
       console.log('\nReads during the first-start simulation (SQLite, the demo store, one server process):');
       simulationReads = await readsDuringSimulation();
+    }
+    if (wanted(START_CASE)) {
+      start = await measureStart();
+      console.log(
+        `\nStart to ready (node packages/server/dist/main.js, SQLite): first start ${start.firstMs.toFixed(0)} ms (migrates), restarts median ${start.readyMs.toFixed(0)} ms (${start.runsMs.map((ms) => ms.toFixed(0)).join(', ')}), idle RSS ${start.rssMb.toFixed(0)} MB (goals: under 2000 ms, under 150 MB)`,
+      );
     }
     const webhookCases = ['webhooks.deliveries', 'webhooks.outbox lag'].filter((name) => !CASES || CASES.has(name));
     if (webhookCases.length > 0) {
@@ -612,7 +623,7 @@ async function main(): Promise<void> {
       };
       fs.writeFileSync(
         JSON_FILE,
-        `${JSON.stringify({ at: new Date().toISOString(), machine, settings, figures, checks, failures, webhooks: webhookFigures, simulationReads }, null, 2)}\n`,
+        `${JSON.stringify({ at: new Date().toISOString(), machine, settings, figures, checks, failures, webhooks: webhookFigures, simulationReads, start }, null, 2)}\n`,
       );
       console.log(`Figures written to ${JSON_FILE}`);
     }

@@ -12,6 +12,9 @@ const securityOf = (operation: JsonObject) =>
   ((operation.security as JsonObject[] | undefined) ?? []).map((requirement) => requirement as Record<string, string[]>);
 const sortAlternatives = (alternatives: string[][]) => alternatives.map((a) => [...a].sort()).sort((a, b) => a.join().localeCompare(b.join()));
 
+/** Operations of the running service that the interface document leaves to operators: liveness and readiness. */
+const SERVICE_PROBES = ['get /livez', 'get /readyz'];
+
 describe('operations of the interface document', () => {
   it.each(knownShapeOperations())('$operationId is $method $path with the documented scopes', (documented) => {
     const found = find(documented.method, documented.path);
@@ -47,8 +50,18 @@ describe('operations of the interface document', () => {
     else expect(schemes).toEqual(['clientBasic']);
   });
 
-  it('has no operation the interface does not name', () => {
+  it('the service adds only its probes: no token, tag Health (docs/decisions.md, "Running in production")', () => {
+    for (const key of SERVICE_PROBES) {
+      const [method = '', path = ''] = key.split(' ');
+      const found = find(method, path);
+      expect(found?.operation.tags).toEqual(['Health']);
+      expect(securityOf(found!.operation)).toEqual([]);
+    }
+  });
+
+  it('has no operation the interface does not name, besides the probes', () => {
     const documented = new Set([
+      ...SERVICE_PROBES,
       ...knownShapeOperations().map((o) => `${o.method} ${o.path}`),
       ...pathOnlyOperations().map((o) => `${o.method} ${o.path}`),
       ...oauthOperations().map((o) => `${o.method} ${o.path}`),
