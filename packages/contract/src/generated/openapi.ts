@@ -5564,6 +5564,9 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownQueryParameter"];
             default: components["responses"]["UnexpectedError"];
         };
@@ -6002,6 +6005,9 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnexpectedBody"];
             422: components["responses"]["UnknownQueryParameter"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
