@@ -22,8 +22,8 @@ import { benchWebhooks, percentile, type WebhookFigures } from './webhooks';
  * once and kept under BENCH_DATA_DIR, `data/bench`), BENCH_PROFILE=<dir> (CPU profiles of the
  * servers over each measured run), BENCH_CASES=hello,products.get,… (only these; the servers and
  * their store are started only for their cases), BENCH_JSON=<file>
- * (the figures as JSON), BENCH_DATABASE_URL (the store API on PostgreSQL, in a schema made and
- * dropped by the run; BENCH_ORDERS then defaults to 0), BENCH_WEBHOOK_DELIVERIES and BENCH_WEBHOOK_BURST (10000 each; the webhook
+ * (the figures as JSON), BENCH_DATABASE_URL (the store API and the webhook cases on PostgreSQL, in
+ * schemas made and dropped by the run; BENCH_ORDERS then defaults to 0), BENCH_WEBHOOK_DELIVERIES and BENCH_WEBHOOK_BURST (10000 each; the webhook
  * cases, tools/bench/webhooks.ts).
  *
  * `reads during simulation`: a server of its own at its first start on an empty SQLite directory
@@ -599,8 +599,13 @@ async function main(): Promise<void> {
     }
     const webhookCases = ['webhooks.deliveries', 'webhooks.outbox lag'].filter((name) => !CASES || CASES.has(name));
     if (webhookCases.length > 0) {
-      console.log('\nWebhooks: one dispatcher on SQLite, a receiver in its own process:');
-      webhookFigures = await benchWebhooks({ deliveries: WEBHOOK_DELIVERIES, burst: WEBHOOK_BURST, wanted: (name) => webhookCases.includes(name) });
+      console.log(`\nWebhooks: one dispatcher on ${POSTGRES_URL ? 'PostgreSQL' : 'SQLite'}, a receiver in its own process:`);
+      webhookFigures = await benchWebhooks({
+        deliveries: WEBHOOK_DELIVERIES,
+        burst: WEBHOOK_BURST,
+        wanted: (name) => webhookCases.includes(name),
+        databaseUrl: POSTGRES_URL,
+      });
     }
     if (PROFILE_DIR)
       console.log(`\nCPU profiles of the servers over each measured run: ${PROFILE_DIR} (open in Chrome DevTools or: tsx tools/bench/profile.ts <file>)`);

@@ -1,7 +1,7 @@
 /**
- * `pnpm generate`: spec/ → packages/contract (bundle, types, operation table, scope catalogue), the
+ * `pnpm generate`: spec/ → packages/contract (bundle, types, operation table, scope catalogue, date versions), the
  * server's handler types and registry, the client's types, stubs for operations without a handler,
- * docs/deploy.md's table of settings, and docs/site. The bundle also carries the guides (docs/guides/, CHANGELOG.md) and a curl and a
+ * docs/deploy.md's table of settings, the versions guide's table of date versions, and docs/site. The bundle also carries the guides (docs/guides/, CHANGELOG.md) and a curl and a
  * TypeScript sample on every operation, which the docs site shows.
  * `pnpm generate:check`: fails when the committed generated files are out of step with spec/.
  * `pnpm docs`: rebuilds docs/site from the committed bundled spec only.
@@ -17,21 +17,28 @@ import { locations, repoRoot } from './paths';
 import { withCodeSamples } from './samples';
 import { readScopeCatalogue, withScopeDependencyTable } from './scopes';
 import { deployGuide, withSettingsTable } from './settings-table';
+import { contractVersions, readVersionRegistry, withVersionsTable } from './versions';
 
 async function generatedFiles(): Promise<{ files: Map<string, string>; table: ReturnType<typeof buildOperationTable> }> {
   const bundled = bundleSpec();
   const scopes = readScopeCatalogue(bundled);
-  const document = withGuides(withCodeSamples(withScopeDependencyTable(bundled, scopes)), readGuidePages());
+  const versions = readVersionRegistry(String((bundled.info as { version?: unknown } | undefined)?.version));
+  // The site shows the versions guide with the table as the registry has it, even before the file is written.
+  const versionsGuide = withVersionsTable(fs.readFileSync(locations.versionsGuide, 'utf8'), versions);
+  const document = withGuides(withCodeSamples(withScopeDependencyTable(bundled, scopes)), readGuidePages(new Map([[locations.versionsGuide, versionsGuide]])));
   const table = buildOperationTable(document);
   const files = new Map<string, string>([
     [locations.bundledSpec, bundleText(document)],
     [locations.contractTypes, await contractTypes(document)],
     [locations.contractOperations, contractOperations(table)],
     [locations.contractScopes, contractScopes(scopes)],
+    [locations.contractVersions, contractVersions(versions)],
     [locations.serverRegistry, serverRegistry(table)],
     [locations.clientTypes, clientTypes(document)],
     // The deploy guide's table of settings, from the server's settings schema.
     [deployGuide, withSettingsTable(fs.readFileSync(deployGuide, 'utf8'))],
+    // The versions guide's table, from spec/versions.yaml.
+    [locations.versionsGuide, versionsGuide],
   ]);
   return { files, table };
 }

@@ -46,8 +46,8 @@ function packageNameOf(file: string): string | undefined {
   return undefined;
 }
 
-function readPage(file: string, group: GuidePage['group'], titles: ReadonlySet<string>): GuidePage {
-  const text = fs.readFileSync(file, 'utf8');
+function readPage(file: string, group: GuidePage['group'], titles: ReadonlySet<string>, texts: ReadonlyMap<string, string>): GuidePage {
+  const text = texts.get(file) ?? fs.readFileSync(file, 'utf8');
   const heading = /^# (.+)\n/.exec(text);
   if (!heading?.[1]) throw new Error(`${display(file)} must start with a "# " title.`);
   let title = heading[1].trim();
@@ -62,8 +62,9 @@ function readPage(file: string, group: GuidePage['group'], titles: ReadonlySet<s
  * The guides in reading order (their file names start with their place) and the interface's
  * changelog, then every Markdown file of the repository that a page links to, in the order the
  * links are met: the site has a section for each, so that no link of the site leads out of it.
+ * `texts` stands in for files whose generated parts are not written yet (the versions guide's table).
  */
-export function readGuidePages(): GuidePage[] {
+export function readGuidePages(texts: ReadonlyMap<string, string> = new Map()): GuidePage[] {
   const guides = fs
     .readdirSync(locations.guidesDir)
     .filter((name) => /^\d\d-.+\.md$/.test(name))
@@ -72,7 +73,7 @@ export function readGuidePages(): GuidePage[] {
   const pages: GuidePage[] = [];
   const titles = new Set<string>();
   const add = (file: string, group: GuidePage['group']) => {
-    const page = readPage(file, group, titles);
+    const page = readPage(file, group, titles, texts);
     titles.add(page.title);
     pages.push(page);
   };

@@ -5,6 +5,7 @@ import { StoreApiError } from './errors';
 import type { ClientPaths, ItemOf, PagedPath, PageOf, PageRequest } from './paths';
 import { type RetryOptions, retryPolicy } from './retry';
 import { type FetchFunction, sendingFetch } from './transport';
+import { API_VERSION_HEADER } from './versions';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -28,6 +29,12 @@ export interface StoreClientOptions {
   accessToken?: AccessTokenSource;
   fetch?: FetchFunction;
   retry?: RetryOptions;
+  /**
+   * The date version to call under, sent as the `API-Version` header on every request (a request's
+   * own `params.header` still wins). Left out, the app's pinned version applies. Every answer names
+   * the version that served it in its `API-Version` header.
+   */
+  apiVersion?: string;
 }
 
 /** Reads, changes and writes a resource under `If-Match`, reading again after a concurrent change (412). */
@@ -73,6 +80,7 @@ const DEFAULT_ETAG_ATTEMPTS = 3;
 export function createStoreClient(options: StoreClientOptions): StoreClient {
   const raw = createClient<ClientPaths>({
     baseUrl: options.baseUrl,
+    ...(options.apiVersion === undefined ? {} : { headers: { [API_VERSION_HEADER]: options.apiVersion } }),
     fetch: sendingFetch(options.fetch ?? ((request) => fetch(request)), retryPolicy(options.retry), options.accessToken),
   });
   raw.use(idempotencyKeys);

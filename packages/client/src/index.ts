@@ -21,6 +21,7 @@ export type { ClientPaths, ItemOf, PagedPath, PageOf, PageRequest } from './path
 export type { RetryOptions } from './retry';
 export { createTokenManager, type StoredTokens, storedTokens, type TokenManager, type TokenManagerOptions } from './token-manager';
 export type { FetchFunction } from './transport';
+export { API_VERSION_HEADER, type ApiVersionEntry, apiVersions, CURRENT_API_VERSION } from './versions';
 export {
   verifyWebhook,
   type WebhookEvent,

@@ -3,6 +3,7 @@ import createClient from 'openapi-fetch';
 import { StoreApiError } from './errors';
 import { type RetryOptions, retryPolicy } from './retry';
 import { type FetchFunction, sendingFetch } from './transport';
+import { API_VERSION_HEADER } from './versions';
 
 export type TokenResponse = components['schemas']['TokenResponse'];
 export type TokenRequest = components['schemas']['TokenRequest'];
@@ -74,6 +75,8 @@ export interface OAuthClientOptions {
   fetch?: FetchFunction;
   /** Retries of 429 and 503 answers (a token request is never repeated after a lost response here: the token manager decides). */
   retry?: RetryOptions;
+  /** The date version to call under, sent as the `API-Version` header; left out, the app's pinned version applies. */
+  apiVersion?: string;
 }
 
 /** The OAuth endpoints an app's backend calls, with its client credentials; every failure is a `StoreApiError`. */
@@ -98,7 +101,7 @@ export function createOAuthClient(options: OAuthClientOptions): OAuthClient {
   const authorization = `Basic ${btoa(`${formEncoded(options.clientId)}:${formEncoded(options.clientSecret)}`)}`;
   const client = createClient<paths>({
     baseUrl: options.baseUrl,
-    headers: { Authorization: authorization },
+    headers: { Authorization: authorization, ...(options.apiVersion === undefined ? {} : { [API_VERSION_HEADER]: options.apiVersion }) },
     fetch: sendingFetch(options.fetch ?? ((request) => fetch(request)), retryPolicy(options.retry), undefined),
   });
   const dataOf = <T>(result: { data?: T }): T => {

@@ -5,6 +5,8 @@ export type { OperationId } from './generated/operations';
 export { operationIds, operationTable } from './generated/operations';
 export type { Scope, ScopeDefinition } from './generated/scopes';
 export { SCOPE_DEPENDENCIES, scopeCatalogue } from './generated/scopes';
+export type { ApiVersionEntry } from './generated/versions';
+export { apiVersions, CURRENT_API_VERSION } from './generated/versions';
 export type { OperationEntry } from './operation';
 export { type JsonNode, resolveLocalRef } from './refs';
 

@@ -7,6 +7,7 @@ import { BODY_BYTES } from './core/limits';
 import { bundledSpecPath, docsSiteDir } from './core/paths';
 import { dashboardRouter } from './dashboard/router';
 import { handlers as generatedHandlers } from './generated/registry';
+import { apiVersionSelection } from './http/api-version';
 import { corsPolicy } from './http/cors';
 import { requireDocumentedStatuses } from './http/documented-statuses';
 import { type ErrorSurface, errorBody, toApiError } from './http/error-mapper';
@@ -78,6 +79,8 @@ export function createApp({ config, services, handlers = generatedHandlers, logg
   // Before validation, which answers the undeclared OPTIONS with 405.
   app.use(corsPolicy({ origins: config.corsOrigins ?? [], logger }));
   if (config.validateResponses) app.use(requireDocumentedStatuses());
+  // Before everything that may answer for an operation, so that every answer names its date version.
+  app.use(apiVersionSelection(services));
   app.use('/docs', docsSite());
   app.get('/openapi.json', specDocument());
   app.use('/dashboard', dashboardRouter(services));

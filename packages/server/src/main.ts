@@ -9,6 +9,7 @@ import { runHousekeeping, scheduleHousekeeping } from './jobs/housekeeping';
 import { createDispatcher } from './jobs/webhook-dispatcher';
 import { installDirectly } from './oauth/direct-install';
 import type { TokenResponse } from './oauth/token-endpoint';
+import { verifySealingKey } from './platform/sealing-key';
 import { type Services, servicesFromConfig } from './platform/services';
 import { listen, StartError } from './runtime/http-server';
 import { handleShutdown, pause, type Shutdown } from './runtime/shutdown';
@@ -50,6 +51,7 @@ async function main(): Promise<void> {
     throw error;
   }
   const services = servicesFromConfig(config, database);
+  await verifySealingKey(services);
   const demo = config.seedDemo ? await seedDemoStore(services) : undefined;
   const app = createApp({ config, services, logger });
   const listening = await listen(app, config.port, config.shutdown.timeoutMs);

@@ -24,9 +24,16 @@ describe('the pages of the docs site', () => {
 
   it('are the guides in order and the changelog, then every Markdown file they link to, transitively', () => {
     expect(pages.filter((candidate) => candidate.group === 'Guides').map((candidate) => path.relative(repoRoot, candidate.file))).toEqual([
-      ...['01-getting-started', '02-oauth-and-tokens', '03-errors', '04-paging', '05-idempotency-and-concurrency', '06-webhooks', '07-rate-limits'].map(
-        (name) => `docs/guides/${name}.md`,
-      ),
+      ...[
+        '01-getting-started',
+        '02-oauth-and-tokens',
+        '03-errors',
+        '04-paging',
+        '05-idempotency-and-concurrency',
+        '06-webhooks',
+        '07-rate-limits',
+        '08-versions',
+      ].map((name) => `docs/guides/${name}.md`),
       'CHANGELOG.md',
     ]);
     // The SDK's README (from getting started), the OAuth guide, the packages' changelogs, and the contract's README (from the SDK's).

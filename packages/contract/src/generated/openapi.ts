@@ -26,7 +26,16 @@ export type paths = {
     "/oauth/authorize": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -85,7 +94,16 @@ export type paths = {
     "/oauth/launch/verify": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -118,7 +136,16 @@ export type paths = {
     "/oauth/operations/lookup": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -157,7 +184,16 @@ export type paths = {
     "/oauth/operations/recover": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -190,7 +226,16 @@ export type paths = {
     "/oauth/operations/status": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -218,7 +263,16 @@ export type paths = {
     "/oauth/token": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -307,7 +361,16 @@ export type paths = {
     "/stores/{storeId}/v1/abandoned-carts": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -336,7 +399,16 @@ export type paths = {
     "/stores/{storeId}/v1/abandoned-carts/{id}": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -369,7 +441,16 @@ export type paths = {
     "/stores/{storeId}/v1/analytics/overview": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -407,7 +488,16 @@ export type paths = {
     "/stores/{storeId}/v1/analytics/sales": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -444,7 +534,16 @@ export type paths = {
     "/stores/{storeId}/v1/analytics/sales-by-category": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -486,7 +585,16 @@ export type paths = {
     "/stores/{storeId}/v1/analytics/sales-by-product": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -525,7 +633,16 @@ export type paths = {
     "/stores/{storeId}/v1/categories": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -559,7 +676,16 @@ export type paths = {
     "/stores/{storeId}/v1/categories/{id}": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -598,7 +724,16 @@ export type paths = {
     "/stores/{storeId}/v1/coupons": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -626,7 +761,16 @@ export type paths = {
     "/stores/{storeId}/v1/coupons/{id}": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -657,7 +801,16 @@ export type paths = {
     "/stores/{storeId}/v1/coupons/{id}/status": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -693,7 +846,16 @@ export type paths = {
     "/stores/{storeId}/v1/inventory": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -722,7 +884,16 @@ export type paths = {
     "/stores/{storeId}/v1/me": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -750,7 +921,16 @@ export type paths = {
     "/stores/{storeId}/v1/orders": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -779,7 +959,16 @@ export type paths = {
     "/stores/{storeId}/v1/orders/{id}": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -811,7 +1000,16 @@ export type paths = {
     "/stores/{storeId}/v1/orders/{id}/digital-items": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -844,7 +1042,16 @@ export type paths = {
     "/stores/{storeId}/v1/pages": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -879,7 +1086,16 @@ export type paths = {
     "/stores/{storeId}/v1/pages/{id}": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -926,7 +1142,16 @@ export type paths = {
     "/stores/{storeId}/v1/pages/{id}/publication": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -961,7 +1186,16 @@ export type paths = {
     "/stores/{storeId}/v1/payments": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -989,7 +1223,16 @@ export type paths = {
     "/stores/{storeId}/v1/payments/{id}": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -1020,7 +1263,16 @@ export type paths = {
     "/stores/{storeId}/v1/products": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -1054,7 +1306,16 @@ export type paths = {
     "/stores/{storeId}/v1/products/{id}": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -1085,7 +1346,16 @@ export type paths = {
     "/stores/{storeId}/v1/products/{id}/content": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -1118,7 +1388,16 @@ export type paths = {
     "/stores/{storeId}/v1/products/{id}/inventory": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -1150,7 +1429,16 @@ export type paths = {
     "/stores/{storeId}/v1/products/{id}/inventory-adjustments": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -1185,7 +1473,16 @@ export type paths = {
     "/stores/{storeId}/v1/products/{id}/media": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -1226,7 +1523,16 @@ export type paths = {
     "/stores/{storeId}/v1/products/{id}/prices": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -1263,7 +1569,16 @@ export type paths = {
     "/stores/{storeId}/v1/products/{id}/seo": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -1302,7 +1617,16 @@ export type paths = {
     "/stores/{storeId}/v1/reviews": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -1331,7 +1655,16 @@ export type paths = {
     "/stores/{storeId}/v1/reviews/{id}": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -1363,7 +1696,16 @@ export type paths = {
     "/stores/{storeId}/v1/reviews/{id}/moderation": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -1397,7 +1739,16 @@ export type paths = {
     "/stores/{storeId}/v1/webhook-subscriptions": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -1437,7 +1788,16 @@ export type paths = {
     "/stores/{storeId}/v1/webhook-subscriptions/{id}": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The webhook subscription's id.
@@ -1482,7 +1842,16 @@ export type paths = {
     "/stores/{storeId}/v1/webhook-subscriptions/{id}/replay": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The webhook subscription's id.
@@ -1522,7 +1891,16 @@ export type paths = {
     "/stores/{storeId}/v1/webhook-subscriptions/{id}/rotate-secret": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The webhook subscription's id.
@@ -1558,7 +1936,16 @@ export type paths = {
     "/stores/{storeId}/v1/webhook-subscriptions/{id}/test": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The webhook subscription's id.
@@ -2009,7 +2396,7 @@ export type components = {
          */
         AbandonedCartCreatedEvent: {
             /**
-             * @description The interface version the payload follows.
+             * @description The date version the event was built for, its subscription's `api_version` (this document describes `2026-10-15`).
              * @constant
              */
             api_version: "2026-10-15";
@@ -2180,7 +2567,7 @@ export type components = {
          */
         AppUninstalledEvent: {
             /**
-             * @description The interface version the payload follows.
+             * @description The date version the event was built for, its subscription's `api_version` (this document describes `2026-10-15`).
              * @constant
              */
             api_version: "2026-10-15";
@@ -2589,10 +2976,13 @@ export type components = {
          *     400 at authorize), `RECONSENT_REQUIRED` (403), `OPERATION_NOT_FOUND` (404),
          *     `RESULT_UNAVAILABLE_REAUTHORIZE` (409), and the shared `PAYLOAD_TOO_LARGE`,
          *     `UNSUPPORTED_MEDIA_TYPE`, `RATE_LIMITED`, `STORE_MIGRATING`, `SERVICE_UNAVAILABLE`, `INTERNAL`.
+         *
+         *     Both: `UNSUPPORTED_VERSION` (400): the `API-Version` header, or the app's pinned version, names
+         *     no version of the interface or a retired one; `details` lists the versions accepted.
          * @example NOT_FOUND
          * @enum {string}
          */
-        ErrorCode: "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "STORE_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "VALIDATION_FAILED" | "INVALID_FILTER" | "INVALID_CURSOR" | "CURSOR_EXPIRED" | "IDEMPOTENCY_KEY_REQUIRED" | "PRICE_REQUIRED" | "INSUFFICIENT_STOCK" | "CATEGORY_NAME_TAKEN" | "CATEGORY_PARENT_INVALID" | "SLUG_TAKEN" | "SUBSCRIPTION_REVOKED" | "IDEMPOTENCY_KEY_IN_PROGRESS" | "ORDER_STATE_CONFLICT" | "CART_ALREADY_RECOVERED" | "COUPON_EXPIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNKNOWN_FIELD" | "CATEGORY_NOT_FOUND" | "IDEMPOTENCY_KEY_REUSED" | "EVENT_TYPE_NOT_ALLOWED" | "PRODUCT_UNAVAILABLE" | "CUSTOMER_NOT_FOUND" | "COUPON_NOT_APPLICABLE" | "REVIEW_NOT_ALLOWED" | "PRECONDITION_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "NOT_IMPLEMENTED" | "STORE_MIGRATING" | "SERVICE_UNAVAILABLE" | "INVALID_REQUEST" | "UNSUPPORTED_RESPONSE_TYPE" | "INVALID_SCOPE" | "SCOPE_DEPENDENCIES_MUST_BE_VISIBLE" | "INVALID_CLIENT" | "INVALID_GRANT_TYPE" | "INVALID_GRANT" | "INVALID_CODE" | "REDIRECT_URI_MISMATCH" | "PKCE_MISMATCH" | "INVALID_REFRESH_TOKEN" | "REFRESH_ALREADY_USED" | "TOKEN_REUSE_DETECTED" | "RECONSENT_REQUIRED" | "OPERATION_NOT_FOUND" | "RESULT_UNAVAILABLE_REAUTHORIZE" | "INVALID_LAUNCH";
+        ErrorCode: "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "STORE_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "VALIDATION_FAILED" | "INVALID_FILTER" | "INVALID_CURSOR" | "CURSOR_EXPIRED" | "IDEMPOTENCY_KEY_REQUIRED" | "PRICE_REQUIRED" | "INSUFFICIENT_STOCK" | "CATEGORY_NAME_TAKEN" | "CATEGORY_PARENT_INVALID" | "SLUG_TAKEN" | "SUBSCRIPTION_REVOKED" | "IDEMPOTENCY_KEY_IN_PROGRESS" | "ORDER_STATE_CONFLICT" | "CART_ALREADY_RECOVERED" | "COUPON_EXPIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNKNOWN_FIELD" | "CATEGORY_NOT_FOUND" | "IDEMPOTENCY_KEY_REUSED" | "EVENT_TYPE_NOT_ALLOWED" | "PRODUCT_UNAVAILABLE" | "CUSTOMER_NOT_FOUND" | "COUPON_NOT_APPLICABLE" | "REVIEW_NOT_ALLOWED" | "PRECONDITION_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "NOT_IMPLEMENTED" | "STORE_MIGRATING" | "SERVICE_UNAVAILABLE" | "INVALID_REQUEST" | "UNSUPPORTED_RESPONSE_TYPE" | "INVALID_SCOPE" | "SCOPE_DEPENDENCIES_MUST_BE_VISIBLE" | "INVALID_CLIENT" | "INVALID_GRANT_TYPE" | "INVALID_GRANT" | "INVALID_CODE" | "REDIRECT_URI_MISMATCH" | "PKCE_MISMATCH" | "INVALID_REFRESH_TOKEN" | "REFRESH_ALREADY_USED" | "TOKEN_REUSE_DETECTED" | "RECONSENT_REQUIRED" | "OPERATION_NOT_FOUND" | "RESULT_UNAVAILABLE_REAUTHORIZE" | "INVALID_LAUNCH" | "UNSUPPORTED_VERSION";
         /** @description One problem with one part of the request. */
         ErrorDetail: {
             /**
@@ -2713,7 +3103,7 @@ export type components = {
          */
         InventoryAdjustedEvent: {
             /**
-             * @description The interface version the payload follows.
+             * @description The date version the event was built for, its subscription's `api_version` (this document describes `2026-10-15`).
              * @constant
              */
             api_version: "2026-10-15";
@@ -3373,7 +3763,7 @@ export type components = {
          */
         OrderCancelledEvent: {
             /**
-             * @description The interface version the payload follows.
+             * @description The date version the event was built for, its subscription's `api_version` (this document describes `2026-10-15`).
              * @constant
              */
             api_version: "2026-10-15";
@@ -3461,7 +3851,7 @@ export type components = {
          */
         OrderCreatedEvent: {
             /**
-             * @description The interface version the payload follows.
+             * @description The date version the event was built for, its subscription's `api_version` (this document describes `2026-10-15`).
              * @constant
              */
             api_version: "2026-10-15";
@@ -3587,7 +3977,7 @@ export type components = {
          */
         OrderPaidEvent: {
             /**
-             * @description The interface version the payload follows.
+             * @description The date version the event was built for, its subscription's `api_version` (this document describes `2026-10-15`).
              * @constant
              */
             api_version: "2026-10-15";
@@ -3688,7 +4078,7 @@ export type components = {
          */
         OrderUpdatedEvent: {
             /**
-             * @description The interface version the payload follows.
+             * @description The date version the event was built for, its subscription's `api_version` (this document describes `2026-10-15`).
              * @constant
              */
             api_version: "2026-10-15";
@@ -4117,7 +4507,7 @@ export type components = {
          */
         ProductCreatedEvent: {
             /**
-             * @description The interface version the payload follows.
+             * @description The date version the event was built for, its subscription's `api_version` (this document describes `2026-10-15`).
              * @constant
              */
             api_version: "2026-10-15";
@@ -4370,7 +4760,7 @@ export type components = {
          */
         ProductUpdatedEvent: {
             /**
-             * @description The interface version the payload follows.
+             * @description The date version the event was built for, its subscription's `api_version` (this document describes `2026-10-15`).
              * @constant
              */
             api_version: "2026-10-15";
@@ -4517,7 +4907,7 @@ export type components = {
          */
         ReviewCreatedEvent: {
             /**
-             * @description The interface version the payload follows.
+             * @description The date version the event was built for, its subscription's `api_version` (this document describes `2026-10-15`).
              * @constant
              */
             api_version: "2026-10-15";
@@ -4892,6 +5282,7 @@ export type components = {
          *         "app.uninstalled"
          *       ],
          *       "payload_version": 1,
+         *       "api_version": "2026-10-15",
          *       "state": "active",
          *       "secret_generation": 1,
          *       "issued_scopes": [
@@ -4903,6 +5294,15 @@ export type components = {
          *     }
          */
         WebhookSubscription: {
+            /**
+             * Format: date
+             * @description The date version the subscription's events are built for, and which their `api_version`
+             *     names: the version that served the create request (its `API-Version` header, else the app's
+             *     pinned version, else the current one). It does not change; to move to another version,
+             *     create a subscription under it. Should the version be retired, events fall forward to the
+             *     oldest version still supported, and say so in `api_version`.
+             */
+            api_version: string;
             /** Format: date-time */
             created_at: string;
             /**
@@ -5014,6 +5414,7 @@ export type components = {
          *         "app.uninstalled"
          *       ],
          *       "payload_version": 1,
+         *       "api_version": "2026-10-15",
          *       "state": "active",
          *       "secret_generation": 1,
          *       "issued_scopes": [
@@ -5026,6 +5427,15 @@ export type components = {
          *     }
          */
         WebhookSubscriptionWithSecret: {
+            /**
+             * Format: date
+             * @description The date version the subscription's events are built for, and which their `api_version`
+             *     names: the version that served the create request (its `API-Version` header, else the app's
+             *     pinned version, else the current one). It does not change; to move to another version,
+             *     create a subscription under it. Should the version be retired, events fall forward to the
+             *     oldest version still supported, and say so in `api_version`.
+             */
+            api_version: string;
             /** Format: date-time */
             created_at: string;
             /**
@@ -5079,7 +5489,7 @@ export type components = {
          */
         WebhookTestEvent: {
             /**
-             * @description The interface version the payload follows.
+             * @description The date version the event was built for, its subscription's `api_version` (this document describes `2026-10-15`).
              * @constant
              */
             api_version: "2026-10-15";
@@ -5119,6 +5529,10 @@ export type components = {
         /** @description The request is not valid: a value breaks the schema (type, format, bounds, required). */
         BadRequest: {
             headers: {
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Link: components["headers"]["Link"];
+                Sunset: components["headers"]["Sunset"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -5129,6 +5543,10 @@ export type components = {
         /** @description The request is not valid, or the `Idempotency-Key` header is missing. */
         BadRequestIdempotent: {
             headers: {
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Link: components["headers"]["Link"];
+                Sunset: components["headers"]["Sunset"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -5139,6 +5557,10 @@ export type components = {
         /** @description The request is not valid: a bad parameter, filter value or cursor. */
         BadRequestList: {
             headers: {
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Link: components["headers"]["Link"];
+                Sunset: components["headers"]["Sunset"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -5149,6 +5571,10 @@ export type components = {
         /** @description The access token does not grant a scope the operation needs. */
         Forbidden: {
             headers: {
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Link: components["headers"]["Link"];
+                Sunset: components["headers"]["Sunset"];
                 "WWW-Authenticate": components["headers"]["WWW-Authenticate-Bearer"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
@@ -5160,6 +5586,10 @@ export type components = {
         /** @description A request with the same `Idempotency-Key` is still in progress. */
         IdempotencyConflict: {
             headers: {
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Link: components["headers"]["Link"];
+                Sunset: components["headers"]["Sunset"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -5170,6 +5600,10 @@ export type components = {
         /** @description Client authentication failed: unknown client, wrong, expired or revoked secret. */
         InvalidClient: {
             headers: {
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Link: components["headers"]["Link"];
+                Sunset: components["headers"]["Sunset"];
                 "WWW-Authenticate": components["headers"]["WWW-Authenticate-Basic"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
@@ -5181,6 +5615,10 @@ export type components = {
         /** @description No such resource in this store, or the token is not bound to this store. */
         NotFound: {
             headers: {
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Link: components["headers"]["Link"];
+                Sunset: components["headers"]["Sunset"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -5191,6 +5629,9 @@ export type components = {
         /** @description The client's rate limit on the OAuth endpoints (a quota per `client_id` per 5-second window) is spent. */
         OAuthTooManyRequests: {
             headers: {
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Link: components["headers"]["Link"];
                 /**
                  * @description The quota left in the current window (IETF RateLimit header fields): `"client";r=<remaining>;t=<seconds to reset>`.
                  * @example "client";r=0;t=3
@@ -5202,6 +5643,7 @@ export type components = {
                  */
                 "RateLimit-Policy"?: string;
                 "Retry-After": components["headers"]["Retry-After"];
+                Sunset: components["headers"]["Sunset"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -5212,6 +5654,10 @@ export type components = {
         /** @description The body is larger than `bodyBytes` (65536 bytes). */
         PayloadTooLarge: {
             headers: {
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Link: components["headers"]["Link"];
+                Sunset: components["headers"]["Sunset"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -5222,7 +5668,11 @@ export type components = {
         /** @description `If-Match` is not the resource's current `ETag`; `error.current_etag` carries it. */
         PreconditionFailed: {
             headers: {
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
                 ETag: components["headers"]["ETag"];
+                Link: components["headers"]["Link"];
+                Sunset: components["headers"]["Sunset"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -5233,6 +5683,10 @@ export type components = {
         /** @description The `If-Match` header is missing. */
         PreconditionRequired: {
             headers: {
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Link: components["headers"]["Link"];
+                Sunset: components["headers"]["Sunset"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -5243,7 +5697,11 @@ export type components = {
         /** @description The store is being migrated (`STORE_MIGRATING`), or the service cannot reach its database or is not ready (`SERVICE_UNAVAILABLE`); retry after the given time. */
         ServiceUnavailable: {
             headers: {
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Link: components["headers"]["Link"];
                 "Retry-After": components["headers"]["Retry-After"];
+                Sunset: components["headers"]["Sunset"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -5254,6 +5712,10 @@ export type components = {
         /** @description The token is not bound to the store in the path. */
         StoreNotFound: {
             headers: {
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Link: components["headers"]["Link"];
+                Sunset: components["headers"]["Sunset"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -5264,9 +5726,13 @@ export type components = {
         /** @description The installation's rate limit is spent for this window. */
         TooManyRequests: {
             headers: {
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Link: components["headers"]["Link"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 "Retry-After": components["headers"]["Retry-After"];
+                Sunset: components["headers"]["Sunset"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -5277,6 +5743,10 @@ export type components = {
         /** @description No valid access token: missing, malformed, expired, revoked, of an earlier installation generation, or with the wrong prefix. */
         Unauthorized: {
             headers: {
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Link: components["headers"]["Link"];
+                Sunset: components["headers"]["Sunset"];
                 "WWW-Authenticate": components["headers"]["WWW-Authenticate-Bearer"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
@@ -5288,6 +5758,10 @@ export type components = {
         /** @description The operation takes no request body: content sent with it is refused, as is a body in an encoding or charset the service does not read. */
         UnexpectedBody: {
             headers: {
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Link: components["headers"]["Link"];
+                Sunset: components["headers"]["Sunset"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -5298,6 +5772,10 @@ export type components = {
         /** @description An unexpected failure (`INTERNAL`, logged with the request id) or an operation not available yet (`NOT_IMPLEMENTED`). */
         UnexpectedError: {
             headers: {
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Link: components["headers"]["Link"];
+                Sunset: components["headers"]["Sunset"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -5308,6 +5786,10 @@ export type components = {
         /** @description A query parameter or body field the operation does not know. */
         UnknownField: {
             headers: {
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Link: components["headers"]["Link"];
+                Sunset: components["headers"]["Sunset"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -5318,6 +5800,10 @@ export type components = {
         /** @description A query parameter the operation does not know (an operation without parameters takes none). */
         UnknownQueryParameter: {
             headers: {
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Link: components["headers"]["Link"];
+                Sunset: components["headers"]["Sunset"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -5328,6 +5814,10 @@ export type components = {
         /** @description An unknown body field, or an `Idempotency-Key` reused with another body. */
         UnprocessableIdempotent: {
             headers: {
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Link: components["headers"]["Link"];
+                Sunset: components["headers"]["Sunset"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -5338,6 +5828,10 @@ export type components = {
         /** @description The body's `Content-Type` is not one the operation accepts, or its `Content-Encoding` or charset is not one the service reads. */
         UnsupportedMediaType: {
             headers: {
+                "API-Version": components["headers"]["API-Version"];
+                Deprecation: components["headers"]["Deprecation"];
+                Link: components["headers"]["Link"];
+                Sunset: components["headers"]["Sunset"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
@@ -5357,6 +5851,14 @@ export type components = {
          * @example 2026-10-31
          */
         AnalyticsTo: string;
+        /**
+         * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+         *     the app's pinned version applies (recorded when the app was registered), else the current one.
+         *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+         *     versions in `details`. The answer's `API-Version` header names the version that served it.
+         * @example 2026-10-15
+         */
+        ApiVersion: string;
         /**
          * @description `meta.next_cursor` of the previous page. A cursor only works with the same list, filters and
          *     store (`INVALID_CURSOR`) and for 15 minutes after the first page (`CURSOR_EXPIRED`).
@@ -5495,10 +5997,24 @@ export type components = {
     requestBodies: never;
     headers: {
         /**
+         * @description The date version that served this answer: the request's `API-Version` header, else the app's
+         *     pinned version, else the current one. On every answer of the store API and the OAuth endpoints,
+         *     errors included (an answer given before the app is known, or refusing the version asked for,
+         *     names the version of the header, or the current one).
+         * @example 2026-10-15
+         */
+        "API-Version": string;
+        /**
          * @description Token responses are never cached.
          * @example no-store
          */
         "Cache-Control-No-Store": "no-store";
+        /**
+         * @description Only when the version that served the answer is deprecated (RFC 9745): `@` and the Unix time
+         *     (seconds) of the deprecation. Plan the move to a newer version before its `Sunset`.
+         * @example @1792022400
+         */
+        Deprecation: string;
         /**
          * @description The concurrency token of the returned resource: `"p1.<resource_version>.<43 base64url
          *     characters>"`. Send it back in `If-Match` on the next update.
@@ -5510,6 +6026,12 @@ export type components = {
          * @example true
          */
         "Idempotent-Replayed": "true";
+        /**
+         * @description Only when the version that served the answer is deprecated: the version's changelog entry, as
+         *     `rel="deprecation"` (RFC 9745) and, with a sunset, `rel="sunset"` (RFC 8594).
+         * @example </docs/#/changelog/2025-04-01>; rel="deprecation"; type="text/html", </docs/#/changelog/2025-04-01>; rel="sunset"; type="text/html"
+         */
+        Link: string;
         /**
          * @description The quota left in the current window (IETF RateLimit header fields): `"installation";r=<remaining>;t=<seconds to reset>`.
          * @example "installation";r=0;t=3
@@ -5525,6 +6047,13 @@ export type components = {
          * @example 3
          */
         "Retry-After": number;
+        /**
+         * @description Only when the version that served the answer has a sunset (RFC 8594): the HTTP date from which
+         *     requests naming it are refused with `UNSUPPORTED_VERSION`, at least 12 months after its
+         *     deprecation.
+         * @example Fri, 15 Oct 2027 00:00:00 GMT
+         */
+        Sunset: string;
         /**
          * @description The Basic challenge for client authentication.
          * @example Basic realm="oauth", charset="UTF-8"
@@ -5557,6 +6086,7 @@ export interface operations {
             /** @description The process is running. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -5632,7 +6162,16 @@ export interface operations {
                  */
                 version_id?: components["parameters"]["OAuthVersionId"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5641,6 +6180,10 @@ export interface operations {
             /** @description The consent page (HTML) of the merchant dashboard, for a signed-in store owner. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -5656,12 +6199,16 @@ export interface operations {
              */
             302: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
                     /**
                      * @description Where the browser goes next: the dashboard login (with a `return_to` back to this
                      *     request), `redirect_uri?code=svc_c_…&state=…`, or
                      *     `redirect_uri?error=access_denied&state=…`.
                      */
                     Location?: string;
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -5676,6 +6223,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -5686,6 +6237,10 @@ export interface operations {
             /** @description No store with that `store_id` (JSON, never sent to `redirect_uri`). */
             404: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -5703,7 +6258,16 @@ export interface operations {
     "oauth.launch.verify": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5716,6 +6280,10 @@ export interface operations {
             /** @description The launch is genuine; the store and installation it stands for. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -5726,6 +6294,10 @@ export interface operations {
             /** @description `INVALID_REQUEST` (unknown body key, credentials in the body, malformed Basic header, malformed `launch_url`) or `INVALID_LAUNCH` (launch token unknown, expired, used, or another app's). */
             400: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -5744,7 +6316,16 @@ export interface operations {
     "oauth.operations.lookup": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5758,6 +6339,10 @@ export interface operations {
             /** @description The operation and its state (never its tokens). */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -5768,6 +6353,10 @@ export interface operations {
             /** @description The body is checked as at `POST /oauth/token`: `INVALID_REQUEST` (an unknown body key, credentials in the body, a malformed value or a malformed Basic header), `INVALID_GRANT_TYPE` (unknown `grant_type`), `INVALID_GRANT` (a code or refresh token with the wrong prefix). */
             400: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -5779,6 +6368,10 @@ export interface operations {
             /** @description No token operation of this client for that body. */
             404: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -5792,6 +6385,10 @@ export interface operations {
              */
             409: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -5803,6 +6400,10 @@ export interface operations {
             /** @description The body is neither `application/x-www-form-urlencoded` nor `application/json`. */
             415: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -5818,7 +6419,16 @@ export interface operations {
     "oauth.operations.recover": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5831,6 +6441,10 @@ export interface operations {
             /** @description The operation is recovered; its tokens are revoked. Authorize again. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -5841,6 +6455,10 @@ export interface operations {
             /** @description `INVALID_REQUEST`: the operation is `IN_PROGRESS` or `FAILED`, or an unknown body key, credentials in the body, an `operation_id` that is not a UUID, or a malformed Basic header. */
             400: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -5852,6 +6470,10 @@ export interface operations {
             /** @description No token operation with that id for this client (also another client's operation). */
             404: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -5869,7 +6491,16 @@ export interface operations {
     "oauth.operations.status": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5882,6 +6513,10 @@ export interface operations {
             /** @description The operation and its state. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -5892,6 +6527,10 @@ export interface operations {
             /** @description `INVALID_REQUEST`: an unknown body key, credentials in the body, an `operation_id` that is not a UUID, or a malformed Basic header. */
             400: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -5903,6 +6542,10 @@ export interface operations {
             /** @description No token operation with that id for this client (also another client's operation). */
             404: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -5920,7 +6563,16 @@ export interface operations {
     "oauth.token": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5934,7 +6586,11 @@ export interface operations {
             /** @description A new token pair (also the answer to every identical concurrent request). */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
                     "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -5950,7 +6606,11 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
                     "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -5962,7 +6622,11 @@ export interface operations {
             /** @description The granted scopes changed since this grant was issued (`grant_revision` rose); authorize again for new consent. */
             403: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
                     "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -5974,6 +6638,10 @@ export interface operations {
             /** @description The body is neither `application/x-www-form-urlencoded` nor `application/json`. */
             415: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -5998,6 +6666,7 @@ export interface operations {
             /** @description The instance is ready for traffic. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6028,7 +6697,16 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -6043,8 +6721,12 @@ export interface operations {
             /** @description One page of abandoned carts. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6067,7 +6749,16 @@ export interface operations {
     "abandoned_carts.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -6087,6 +6778,10 @@ export interface operations {
             /** @description The abandoned cart. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6120,7 +6815,16 @@ export interface operations {
                  */
                 to: components["parameters"]["AnalyticsTo"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -6135,6 +6839,10 @@ export interface operations {
             /** @description The totals of the range. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6145,6 +6853,10 @@ export interface operations {
             /** @description The request is not valid: a missing or malformed `from` or `to`, a day that does not exist, `from` after `to`, or a range over 366 days. */
             400: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6177,7 +6889,16 @@ export interface operations {
                  */
                 to: components["parameters"]["AnalyticsTo"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -6192,6 +6913,10 @@ export interface operations {
             /** @description One sales point per day of the range. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6202,6 +6927,10 @@ export interface operations {
             /** @description The request is not valid: a missing or malformed `from` or `to`, a day that does not exist, `from` after `to`, or a range over 366 days. */
             400: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6234,7 +6963,16 @@ export interface operations {
                  */
                 to: components["parameters"]["AnalyticsTo"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -6249,6 +6987,10 @@ export interface operations {
             /** @description The sales of each category in the range. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6259,6 +7001,10 @@ export interface operations {
             /** @description The request is not valid: a missing or malformed `from` or `to`, a day that does not exist, `from` after `to`, or a range over 366 days. */
             400: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6291,7 +7037,16 @@ export interface operations {
                  */
                 to: components["parameters"]["AnalyticsTo"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -6306,6 +7061,10 @@ export interface operations {
             /** @description The best-selling products of the range. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6316,6 +7075,10 @@ export interface operations {
             /** @description The request is not valid: a missing or malformed `from` or `to`, a day that does not exist, `from` after `to`, or a range over 366 days. */
             400: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6354,7 +7117,16 @@ export interface operations {
                  */
                 search?: components["parameters"]["Search"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -6369,8 +7141,12 @@ export interface operations {
             /** @description One page of categories. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6394,6 +7170,14 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
                 /**
                  * @description A key the app chooses, 1 to 128 characters, unique per intended change. A repeat with the
                  *     same key and body replays the first response for 24 hours (`Idempotent-Replayed: true`);
@@ -6421,8 +7205,12 @@ export interface operations {
             /** @description The category was created (or this is the replay of the first response to the key). */
             201: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6437,6 +7225,10 @@ export interface operations {
             /** @description Another category already has this name, or a request with the same `Idempotency-Key` is still in progress. */
             409: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6449,6 +7241,10 @@ export interface operations {
             /** @description An unknown body field, a parent that does not exist, or an `Idempotency-Key` reused with another body. */
             422: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6464,7 +7260,16 @@ export interface operations {
     "categories.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -6484,7 +7289,11 @@ export interface operations {
             /** @description The category. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
                     ETag: components["headers"]["ETag"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6508,6 +7317,14 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
                 /**
                  * @description The `ETag` of the resource as last read. Missing: 428 `PRECONDITION_REQUIRED`; not the current
                  *     tag: 412 `PRECONDITION_FAILED` (the error carries `current_etag`).
@@ -6538,7 +7355,11 @@ export interface operations {
             /** @description The updated category, with its new `ETag`. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
                     ETag: components["headers"]["ETag"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6553,6 +7374,10 @@ export interface operations {
             /** @description Another category already has this name. */
             409: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6566,6 +7391,10 @@ export interface operations {
             /** @description An unknown body field, or a parent that does not exist, is the category itself or would make a cycle. */
             422: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6604,7 +7433,16 @@ export interface operations {
                  */
                 status?: components["schemas"]["CouponStatus"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -6619,8 +7457,12 @@ export interface operations {
             /** @description One page of coupons. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6643,7 +7485,16 @@ export interface operations {
     "coupons.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -6663,6 +7514,10 @@ export interface operations {
             /** @description The coupon. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6685,7 +7540,16 @@ export interface operations {
     "coupons.status": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -6709,6 +7573,10 @@ export interface operations {
             /** @description The coupon with its new status. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6723,6 +7591,10 @@ export interface operations {
             /** @description The coupon has expired, so it cannot be activated; it is left as it was. */
             409: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6753,7 +7625,16 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -6768,8 +7649,12 @@ export interface operations {
             /** @description One page of inventory items. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6792,7 +7677,16 @@ export interface operations {
     me: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -6807,8 +7701,12 @@ export interface operations {
             /** @description The token's context. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6862,7 +7760,16 @@ export interface operations {
                  */
                 status?: components["schemas"]["OrderStatus"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -6877,8 +7784,12 @@ export interface operations {
             /** @description One page of orders. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6901,7 +7812,16 @@ export interface operations {
     "orders.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -6921,6 +7841,10 @@ export interface operations {
             /** @description The order. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -6943,7 +7867,16 @@ export interface operations {
     "orders.digital_items": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -6963,6 +7896,10 @@ export interface operations {
             /** @description The order's delivered digital items. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -7007,7 +7944,16 @@ export interface operations {
                  */
                 status?: components["schemas"]["PageStatus"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -7022,8 +7968,12 @@ export interface operations {
             /** @description One page of content pages. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -7047,6 +7997,14 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
                 /**
                  * @description A key the app chooses, 1 to 128 characters, unique per intended change. A repeat with the
                  *     same key and body replays the first response for 24 hours (`Idempotent-Replayed: true`);
@@ -7074,8 +8032,12 @@ export interface operations {
             /** @description The page was created as a draft (or this is the replay of the first response to the key). */
             201: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -7090,6 +8052,10 @@ export interface operations {
             /** @description The slug is used by another page of the store, or a request with the same `Idempotency-Key` is still in progress. */
             409: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -7108,7 +8074,16 @@ export interface operations {
     "pages.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -7128,7 +8103,11 @@ export interface operations {
             /** @description The page. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
                     ETag: components["headers"]["ETag"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -7152,6 +8131,14 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
                 /**
                  * @description Optional: the `ETag` of the resource as last read. When sent and not the current tag, the
                  *     change is refused with 412 `PRECONDITION_FAILED` (the error carries `current_etag`), so an app
@@ -7180,6 +8167,10 @@ export interface operations {
             /** @description The page was deleted. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -7204,6 +8195,14 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
                 /**
                  * @description Optional: the `ETag` of the resource as last read. When sent and not the current tag, the
                  *     change is refused with 412 `PRECONDITION_FAILED` (the error carries `current_etag`), so an app
@@ -7236,7 +8235,11 @@ export interface operations {
             /** @description The updated page, with its new `ETag`. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
                     ETag: components["headers"]["ETag"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -7251,6 +8254,10 @@ export interface operations {
             /** @description The slug is used by another page of the store. */
             409: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -7271,6 +8278,14 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
                 /**
                  * @description Optional: the `ETag` of the resource as last read. When sent and not the current tag, the
                  *     change is refused with 412 `PRECONDITION_FAILED` (the error carries `current_etag`), so an app
@@ -7303,7 +8318,11 @@ export interface operations {
             /** @description The page with its new status, and its `ETag`. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
                     ETag: components["headers"]["ETag"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -7354,7 +8373,16 @@ export interface operations {
                  */
                 status?: components["schemas"]["PaymentStatus"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -7369,8 +8397,12 @@ export interface operations {
             /** @description One page of payments. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -7393,7 +8425,16 @@ export interface operations {
     "payments.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -7413,6 +8454,10 @@ export interface operations {
             /** @description The payment. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -7467,7 +8512,16 @@ export interface operations {
                  */
                 updated_since?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -7482,8 +8536,12 @@ export interface operations {
             /** @description One page of products. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -7507,6 +8565,14 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
                 /**
                  * @description A key the app chooses, 1 to 128 characters, unique per intended change. A repeat with the
                  *     same key and body replays the first response for 24 hours (`Idempotent-Replayed: true`);
@@ -7534,8 +8600,12 @@ export interface operations {
             /** @description The product was created (or this is the replay of the first response to the key). */
             201: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -7553,6 +8623,10 @@ export interface operations {
             /** @description An unknown body field, a category that does not exist, or an `Idempotency-Key` reused with another body. */
             422: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -7568,7 +8642,16 @@ export interface operations {
     "products.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -7588,7 +8671,11 @@ export interface operations {
             /** @description The product. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
                     ETag: components["headers"]["ETag"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -7612,6 +8699,14 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
                 /**
                  * @description The `ETag` of the resource as last read. Missing: 428 `PRECONDITION_REQUIRED`; not the current
                  *     tag: 412 `PRECONDITION_FAILED` (the error carries `current_etag`).
@@ -7642,7 +8737,11 @@ export interface operations {
             /** @description The updated product, with its new `ETag`. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
                     ETag: components["headers"]["ETag"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -7657,6 +8756,10 @@ export interface operations {
             /** @description The product cannot be activated while it has no price. */
             409: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -7670,6 +8773,10 @@ export interface operations {
             /** @description An unknown body field, or a category that does not exist. */
             422: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -7686,7 +8793,16 @@ export interface operations {
     "inventory.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -7706,6 +8822,10 @@ export interface operations {
             /** @description The inventory item. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -7729,6 +8849,14 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
                 /**
                  * @description A key the app chooses, 1 to 128 characters, unique per intended change. A repeat with the
                  *     same key and body replays the first response for 24 hours (`Idempotent-Replayed: true`);
@@ -7761,7 +8889,11 @@ export interface operations {
             /** @description The adjustment was recorded (or this is the replay of the first response to the key). */
             201: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -7776,6 +8908,10 @@ export interface operations {
             /** @description The adjustment would take the stock below zero, or a request with the same `Idempotency-Key` is still in progress. */
             409: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -7794,7 +8930,16 @@ export interface operations {
     "products.media.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -7814,6 +8959,10 @@ export interface operations {
             /** @description The product's media. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -7836,7 +8985,16 @@ export interface operations {
     "products.media.update": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -7860,6 +9018,10 @@ export interface operations {
             /** @description The product's new media. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -7882,7 +9044,16 @@ export interface operations {
     "products.price.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -7902,7 +9073,11 @@ export interface operations {
             /** @description The price record. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
                     ETag: components["headers"]["ETag"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -7926,6 +9101,14 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
                 /**
                  * @description The `ETag` of the resource as last read. Missing: 428 `PRECONDITION_REQUIRED`; not the current
                  *     tag: 412 `PRECONDITION_FAILED` (the error carries `current_etag`).
@@ -7956,7 +9139,11 @@ export interface operations {
             /** @description The new price record, with the product's new `ETag`. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
                     ETag: components["headers"]["ETag"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -7981,7 +9168,16 @@ export interface operations {
     "products.seo.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -8001,6 +9197,10 @@ export interface operations {
             /** @description The product's SEO data. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -8023,7 +9223,16 @@ export interface operations {
     "products.seo.update": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -8047,6 +9256,10 @@ export interface operations {
             /** @description The product's new SEO data. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -8061,6 +9274,10 @@ export interface operations {
             /** @description Another product of the store already uses this slug. */
             409: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -8106,7 +9323,16 @@ export interface operations {
                  */
                 status?: components["schemas"]["ReviewStatus"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -8121,8 +9347,12 @@ export interface operations {
             /** @description One page of reviews. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -8145,7 +9375,16 @@ export interface operations {
     "reviews.get": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -8165,6 +9404,10 @@ export interface operations {
             /** @description The review. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -8187,7 +9430,16 @@ export interface operations {
     "reviews.moderation": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The resource's id, a positive integer without leading zeros.
@@ -8211,6 +9463,10 @@ export interface operations {
             /** @description The review with its new status. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -8233,7 +9489,16 @@ export interface operations {
     "webhooks.list": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The store the request acts on; it must be the store the access token is bound to.
@@ -8248,8 +9513,12 @@ export interface operations {
             /** @description All subscriptions of the installation. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -8272,6 +9541,14 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
                 /**
                  * @description A key the app chooses, 1 to 128 characters, unique per intended change. A repeat with the
                  *     same key and body replays the first response for 24 hours (`Idempotent-Replayed: true`);
@@ -8299,7 +9576,11 @@ export interface operations {
             /** @description The subscription was created (or this is the replay of the first response to the key), with its signing secret. */
             201: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -8316,6 +9597,10 @@ export interface operations {
             /** @description An unknown body field, an event type the installation's scopes do not allow, or an `Idempotency-Key` reused with another body. */
             422: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -8331,7 +9616,16 @@ export interface operations {
     "webhooks.delete": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The webhook subscription's id.
@@ -8351,6 +9645,10 @@ export interface operations {
             /** @description The subscription, now revoked. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -8372,7 +9670,16 @@ export interface operations {
     "webhooks.update": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
+            };
             path: {
                 /**
                  * @description The webhook subscription's id.
@@ -8396,6 +9703,10 @@ export interface operations {
             /** @description The updated subscription. */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -8409,6 +9720,10 @@ export interface operations {
             /** @description The subscription is revoked and cannot change. */
             409: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -8421,6 +9736,10 @@ export interface operations {
             /** @description An unknown body field, or an event type the installation's scopes do not allow. */
             422: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -8437,6 +9756,14 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
                 /**
                  * @description A key the app chooses, 1 to 128 characters, unique per intended change. A repeat with the
                  *     same key and body replays the first response for 24 hours (`Idempotent-Replayed: true`);
@@ -8469,7 +9796,11 @@ export interface operations {
             /** @description The replay was accepted and its events are queued (or this is the replay of the first response to the key). */
             202: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -8480,6 +9811,10 @@ export interface operations {
             /** @description The request is not valid: a value breaks the schema, the range is longer than 7 days or outside the 30 days events are kept, or the `Idempotency-Key` header is missing. */
             400: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -8492,6 +9827,10 @@ export interface operations {
             /** @description The subscription is revoked, or a request with the same `Idempotency-Key` is still in progress. */
             409: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -8504,6 +9843,10 @@ export interface operations {
             /** @description An unknown body field, an event type the subscription does not have or the installation's scopes do not allow, or an `Idempotency-Key` reused with another body. */
             422: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -8520,6 +9863,14 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
                 /**
                  * @description A key the app chooses, 1 to 128 characters, unique per intended change. A repeat with the
                  *     same key and body replays the first response for 24 hours (`Idempotent-Replayed: true`);
@@ -8548,7 +9899,11 @@ export interface operations {
             /** @description The subscription with its new secret (or this is the replay of the first response to the key). */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -8562,6 +9917,10 @@ export interface operations {
             /** @description The subscription is revoked, or a request with the same `Idempotency-Key` is still in progress. */
             409: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -8574,6 +9933,10 @@ export interface operations {
             /** @description The `Idempotency-Key` was used with another request, or a query parameter the operation does not know was sent. */
             422: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -8590,6 +9953,14 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The date version to serve the request under (a version of the docs' versions guide). Left out,
+                 *     the app's pinned version applies (recorded when the app was registered), else the current one.
+                 *     A date that is not a version, or a retired one, is `400 UNSUPPORTED_VERSION` with the supported
+                 *     versions in `details`. The answer's `API-Version` header names the version that served it.
+                 * @example 2026-10-15
+                 */
+                "API-Version"?: components["parameters"]["ApiVersion"];
                 /**
                  * @description A key the app chooses, 1 to 128 characters, unique per intended change. A repeat with the
                  *     same key and body replays the first response for 24 hours (`Idempotent-Replayed: true`);
@@ -8618,7 +9989,11 @@ export interface operations {
             /** @description The outcome of the delivery attempt (or this is the replay of the first response to the key). */
             200: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -8632,6 +10007,10 @@ export interface operations {
             /** @description The subscription is revoked, or a request with the same `Idempotency-Key` is still in progress. */
             409: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -8644,6 +10023,10 @@ export interface operations {
             /** @description The `Idempotency-Key` was used with another request, or a query parameter the operation does not know was sent. */
             422: {
                 headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["Link"];
+                    Sunset: components["headers"]["Sunset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };

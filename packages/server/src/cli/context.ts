@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { ApiVersionRegistry } from '../core/api-versions';
 import type { Deps, Services } from '../platform/services';
 import type { Shutdown } from '../runtime/shutdown';
 import type { Report } from './output';
@@ -18,13 +19,18 @@ export interface CliIo {
   readonly env?: NodeJS.ProcessEnv;
   /** Told how far a long command is (work done, of all): `svc` draws a bar when stderr is a terminal. */
   readonly progress?: ((done: number, total: number) => void) | undefined;
-  /** What `svc worker` delivers with: the process's services (sealing key, webhook settings). */
+  /**
+   * What the commands that open sealed values work with (`svc worker`, `svc secrets reseal`): the
+   * process's services (sealing keys, checked against the database's; webhook settings).
+   */
   readonly worker?: WorkerIo;
   /**
    * Called by a long command when it starts, so that only long commands take over SIGINT and
    * SIGTERM; without it nothing stops them but their end.
    */
   readonly stopping?: () => Stopping;
+  /** The date versions the commands judge pins and usage by; the published registry unless a test gives its own. */
+  readonly apiVersions?: ApiVersionRegistry;
 }
 
 export interface WorkerIo {
@@ -38,6 +44,7 @@ export interface Context {
   readonly err: (line: string) => void;
   readonly progress?: ((done: number, total: number) => void) | undefined;
   readonly worker: WorkerIo | undefined;
+  readonly apiVersions: ApiVersionRegistry;
   stopping(): Stopping;
 }
 

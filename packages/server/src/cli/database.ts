@@ -1,21 +1,25 @@
 import { systemClock } from '../core/clock';
 import { type Config, ConfigError, loadConfig } from '../core/config';
 import { createDatabase } from '../db/connection';
+import { verifySealingKey } from '../platform/sealing-key';
 import { type Deps, type Services, servicesFromConfig } from '../platform/services';
 import { PlatformError } from '../platform/stores';
 
 export interface ConfiguredDatabase {
   readonly deps: Deps;
-  services(): Services;
+  /** The services of `svc worker` and `svc secrets reseal`, whose sealing keys the database's check has accepted. */
+  services(): Promise<Services>;
   close(): Promise<void>;
 }
 
-/** A bad setting is the operator's to fix: one line naming it (exit 1), not a stack trace. */
+/** A bad setting (a wrong sealing key among them) is the operator's to fix: one line naming it (exit 1), not a stack trace. */
+const asPlatformError = (error: unknown): unknown => (error instanceof ConfigError ? new PlatformError(error.message) : error);
+
 function settings(): Config {
   try {
     return loadConfig();
   } catch (error) {
-    throw error instanceof ConfigError ? new PlatformError(error.message) : error;
+    throw asPlatformError(error);
   }
 }
 
@@ -25,7 +29,15 @@ export function configuredDatabase(): ConfiguredDatabase {
   const db = createDatabase(config);
   return {
     deps: { db, clock: systemClock },
-    services: () => servicesFromConfig(config, db),
+    async services() {
+      try {
+        const services = servicesFromConfig(config, db);
+        await verifySealingKey(services);
+        return services;
+      } catch (error) {
+        throw asPlatformError(error);
+      }
+    },
     close: () => db.destroy(),
   };
 }

@@ -51,6 +51,7 @@ export const appJson = (app: App): Json => ({
   name: app.name,
   type: app.store_id === null ? 'public' : 'private',
   store_id: app.store_id,
+  api_version: app.api_version,
   auth_epoch: app.auth_epoch,
   created_at: toIso(app.created_at),
 });

@@ -1,3 +1,4 @@
+import { publishedApiVersions } from '../platform/api-versions';
 import { PlatformError } from '../platform/stores';
 import type { CliIo, Context, Stopping } from './context';
 import type { Report } from './output';
@@ -21,6 +22,7 @@ async function contextFor(io: CliIo): Promise<Context> {
     err: io.err,
     progress: io.progress,
     worker: io.worker,
+    apiVersions: io.apiVersions ?? publishedApiVersions,
     stopping: () => io.stopping?.() ?? NEVER,
   };
 }

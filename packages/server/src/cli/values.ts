@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 import { UUID_PATTERN } from '../core/ids';
-import { readDateTime } from '../core/instants';
+import { dayNumberOf, readDateTime } from '../core/instants';
 import { MONEY_PATTERN, toHalalas } from '../core/money';
 
 /**
@@ -36,6 +36,13 @@ export function instant(value: string): number {
   const reading = readDateTime(value);
   return 'problem' in reading ? refuse(`is ${reading.problem} (RFC 3339, like 2027-03-09T20:59:59Z): "${value}"`) : reading.instant;
 }
+
+/** A date version (`2026-10-15`): a real day; whether the registry has it is the command's refusal. */
+export const dateVersion = (value: string): string =>
+  dayNumberOf(value) !== undefined ? value : refuse(`must be a date version like 2026-10-15, not "${value}"`);
+
+/** An app's pin: a date version, or `none` to unpin it (the current version then applies). */
+export const pinnedVersion = (value: string): string => (value === 'none' ? value : dateVersion(value));
 
 /** Scope flags take one space-separated argument, the way OAuth writes scope lists. */
 export const scopeList = (value: string): string[] => value.split(/\s+/).filter((scope) => scope !== '');

@@ -67,17 +67,25 @@ export interface Config {
    */
   readonly trustProxy: TrustProxy;
   /**
-   * `SECRET_KEY`: the AES-256-GCM key that seals what the server must read back (webhook signing
-   * secrets, stored idempotent answers). Required in production; elsewhere, when unset, a key is made
-   * once and kept in `dataDir` (credentials/sealing.ts).
+   * `SECRET_KEY`, or `SECRET_KEYS` during a rotation: the AES-256-GCM keys that seal what the server
+   * must read back (webhook signing secrets, stored idempotent answers). Required in production;
+   * elsewhere, when unset, a key is made once and kept in `dataDir` on SQLite, and PostgreSQL refuses
+   * to start (credentials/sealing.ts, platform/services.ts).
    */
-  readonly secretKey: Buffer | undefined;
+  readonly secretKeys: SecretKeys | undefined;
   readonly webhooks: WebhookConfig;
   /** `SEED_DEMO`: create the demo store, its owner and app on an empty database (the quick start asks for it). */
   readonly seedDemo: boolean;
   readonly shutdown: ShutdownConfig;
   /** Browser origins allowed to call the store API (CORS); none by default. */
   readonly corsOrigins: readonly string[];
+}
+
+export interface SecretKeys {
+  /** The first seals; every one opens what it sealed. */
+  readonly keys: readonly Buffer[];
+  /** The setting they were read from, named in messages. */
+  readonly setting: 'SECRET_KEY' | 'SECRET_KEYS';
 }
 
 /** A bad setting: its message is the one line the start prints before it exits 1. */
@@ -206,6 +214,26 @@ const secretKey = z
     return key ?? z.NEVER;
   });
 
+/**
+ * SECRET_KEYS: the ring of a rotation, comma-separated, each key as SECRET_KEY takes it; the first
+ * seals. A bad entry is named by its position, never echoed.
+ */
+const secretKeys = z
+  .string()
+  .optional()
+  .transform((value, context): readonly Buffer[] | undefined => {
+    if (unset(value)) return undefined;
+    const keys: Buffer[] = [];
+    for (const [index, entry] of value.split(',').entries()) {
+      const key = parseSecretKey(entry.trim());
+      const position = `entry ${index + 1}`;
+      if (!key) context.addIssue({ code: 'custom', message: `${position} must be 32 bytes as 64 hex digits or base64 (openssl rand -hex 32)` });
+      else if (keys.some((known) => known.equals(key))) context.addIssue({ code: 'custom', message: `${position} repeats an earlier key` });
+      else keys.push(key);
+    }
+    return keys;
+  });
+
 const databaseUrl = z
   .string()
   .optional()
@@ -248,21 +276,26 @@ const origins = z
 
 export const SETTINGS = {
   NODE_ENV: setting(
-    'Where the service runs. `production` needs `SECRET_KEY`, writes JSON logs only, hides internal error messages and does not check answers against the spec; anything else is refused.',
+    'Where the service runs. `production` needs `SECRET_KEY` (or `SECRET_KEYS`), writes JSON logs only, hides internal error messages and does not check answers against the spec; anything else is refused.',
     '`development`',
     oneOf(ENVIRONMENTS, 'development'),
   ),
   PORT: setting('The HTTP port, 0–65535 (0: any free port, which the start line names).', '`3000`', decimal('from 0 to 65535', 0, 65535, 3000)),
   DATABASE_URL: setting('PostgreSQL (`postgres://user:password@host:5432/db`). Unset: SQLite in `DATA_DIR`, for one process.', 'unset (SQLite)', databaseUrl),
   DATA_DIR: setting(
-    'Where SQLite keeps its file (and, outside production, the development sealing key).',
+    'Where SQLite keeps its file (and, on SQLite outside production, the development sealing key).',
     '`./data` at the repository root',
     z.string().optional(),
   ),
   SECRET_KEY: setting(
-    'The key that seals webhook signing secrets and stored idempotent answers: 32 random bytes as 64 hex digits or base64 (`openssl rand -hex 32`). Required in production; elsewhere made once in `DATA_DIR`.',
-    'required in production',
+    'The key that seals webhook signing secrets and stored idempotent answers: 32 random bytes as 64 hex digits or base64 (`openssl rand -hex 32`), the same on every instance (the database keeps a check of it and refuses another). Required in production and on PostgreSQL; on SQLite elsewhere made once in `DATA_DIR`.',
+    'required in production and on PostgreSQL',
     secretKey,
+  ),
+  SECRET_KEYS: setting(
+    'Instead of `SECRET_KEY` while rotating it: keys in the same form, comma-separated (`new,old`). The first seals, every one opens; `svc secrets reseal` moves everything under the first ("Rotating SECRET_KEY" in docs/deploy.md).',
+    'unset',
+    secretKeys,
   ),
   LOG_LEVEL: setting(`The least severe log line written: ${LOG_LEVELS.join(', ')}.`, '`info`', oneOf(LOG_LEVELS, 'info')),
   TRUST_PROXY: setting(
@@ -320,8 +353,10 @@ const schema = z.object(
 /** Rules between settings, checked once each is valid on its own. */
 function crossChecks(values: Values): string[] {
   const problems: string[] = [];
-  if (values.NODE_ENV === 'production' && !values.SECRET_KEY) {
-    problems.push('SECRET_KEY is required in production: 32 random bytes as 64 hex digits or base64 (openssl rand -hex 32)');
+  if (values.SECRET_KEY && values.SECRET_KEYS) {
+    problems.push('SECRET_KEY and SECRET_KEYS are both set: keep one (SECRET_KEYS=new,old while rotating, SECRET_KEY for a single key)');
+  } else if (values.NODE_ENV === 'production' && !values.SECRET_KEY && !values.SECRET_KEYS) {
+    problems.push('SECRET_KEY is required in production: 32 random bytes as 64 hex digits or base64 (openssl rand -hex 32), or SECRET_KEYS while rotating');
   }
   if (values.NODE_ENV === 'production' && values.SEED_DEMO) {
     problems.push("SEED_DEMO is refused in production: the demo owner's password is public");
@@ -334,6 +369,13 @@ function shownValue(value: unknown): string {
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
+const SECRET_SETTINGS = ['SECRET_KEY', 'SECRET_KEYS', 'DATABASE_URL'];
+
+function secretKeysOf(values: Values): SecretKeys | undefined {
+  if (values.SECRET_KEYS) return { keys: values.SECRET_KEYS, setting: 'SECRET_KEYS' };
+  return values.SECRET_KEY ? { keys: [values.SECRET_KEY], setting: 'SECRET_KEY' } : undefined;
+}
+
 /** Reads the configuration from the environment; throws a ConfigError naming every bad setting. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const raw = Object.fromEntries(Object.keys(SETTINGS).map((name) => [name, env[name]]));
@@ -342,7 +384,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const lines = parsed.error.issues.map((issue) => {
       const name = String(issue.path[0]);
       // A secret's text is never echoed back.
-      const given = name === 'SECRET_KEY' || name === 'DATABASE_URL' ? '' : `, not "${shownValue(raw[name])}"`;
+      const given = SECRET_SETTINGS.includes(name) ? '' : `, not "${shownValue(raw[name])}"`;
       return `${name} ${issue.message}${given}`;
     });
     throw new ConfigError(lines.join('; '));
@@ -367,7 +409,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimits: { perInstallation: values.RATE_LIMIT_PER_INSTALLATION, perClient: values.RATE_LIMIT_PER_CLIENT },
     logLevel: values.LOG_LEVEL as LogLevel,
     trustProxy: values.TRUST_PROXY,
-    secretKey: values.SECRET_KEY,
+    secretKeys: secretKeysOf(values),
     webhooks: { workers: values.WEBHOOK_WORKERS, retryScheduleMs: values.WEBHOOK_RETRY_SCHEDULE },
     seedDemo: values.SEED_DEMO,
     shutdown: { delayMs: values.SHUTDOWN_DELAY_MS ?? (environment === 'production' ? 5000 : 0), timeoutMs: values.SHUTDOWN_TIMEOUT_MS },

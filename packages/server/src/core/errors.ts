@@ -61,6 +61,7 @@ export const statusOfCode = {
   OPERATION_NOT_FOUND: 404,
   RESULT_UNAVAILABLE_REAUTHORIZE: 409,
   INVALID_LAUNCH: 400,
+  UNSUPPORTED_VERSION: 400,
 } as const satisfies Record<ErrorCode, number>;
 
 /** Fields of the error object beyond code and message, as the spec defines them. */

@@ -14,6 +14,8 @@ export interface Principal {
   appId: string;
   appName: string;
   appAuthEpoch: number;
+  /** The app's pinned date version; null: unpinned. */
+  appApiVersion: string | null;
   versionId: string;
   installationId: string;
   installedAt: number;
@@ -44,6 +46,7 @@ interface TokenContextRow {
   app_id: string;
   app_name: string;
   auth_epoch: number;
+  app_api_version: string | null;
   routing_state: string;
   route_epoch: number;
 }
@@ -62,7 +65,7 @@ const TOKEN_CONTEXT_SQL = `
          g.revoked_at as grant_revoked_at, g.generation as grant_generation, g.scopes as grant_scopes,
          i.id as installation_id, i.status as installation_status, i.generation as installation_generation,
          i.granted_scopes as installation_scopes, i.installed_at, i.grant_revision, i.version_id,
-         a.id as app_id, a.name as app_name, a.auth_epoch, s.routing_state, s.route_epoch
+         a.id as app_id, a.name as app_name, a.auth_epoch, a.api_version as app_api_version, s.routing_state, s.route_epoch
   from tokens t
   join grants g on g.id = t.grant_id
   join installations i on i.id = t.installation_id
@@ -112,6 +115,7 @@ function principalOfRow(row: Readonly<TokenContextRow>): Principal {
     appId: row.app_id,
     appName: row.app_name,
     appAuthEpoch: row.auth_epoch,
+    appApiVersion: row.app_api_version,
     versionId: row.version_id,
     installationId: row.installation_id,
     installedAt: row.installed_at,

@@ -68,6 +68,8 @@ export interface HandlerContext<K extends OperationId> {
   readonly db: Db;
   /** The server's HMAC keys (ETags, cursors), shared by every instance on one database. */
   readonly keys: ServerKeys;
+  /** The date version the answer is served under (its `API-Version` header). */
+  readonly apiVersion: string;
 }
 
 export interface ServerKeys {

@@ -1,9 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { ApiError, type ErrorCode, type ErrorExtras, isApiError } from '../core/errors';
-import { SEALED_PREFIX, type Sealer } from '../credentials/sealing';
+import { isSealed, type Sealer, UnreadableSealedValue } from '../credentials/sealing';
 import { type ExpiryRule, expiresAtRule } from '../platform/housekeeping';
+import type { SealedColumn } from '../platform/sealing-key';
 import type { Deps } from '../platform/services';
+import { UNAVAILABLE_RETRY_SECONDS } from './error-mapper';
 
 /** A key's first response is replayed this long; after it the key counts as never used. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -135,11 +137,27 @@ function storedOutcomeText(sealer: Sealer | undefined, id: string, outcome: Stor
   return sealer ? sealer.seal(json, answerPurpose(id)) : json;
 }
 
+/**
+ * A stored answer that no key of this instance opens (sealed under a key dropped before `svc secrets
+ * reseal` finished, or by an instance whose rollout to the new keys is still under way) is this
+ * instance's fault, not the client's: 503, so the client retries (another instance, or this one once
+ * its keys are mended, answers the replay). Running the work again instead would do it twice.
+ */
+const answerUnreadable = () =>
+  new ApiError('SERVICE_UNAVAILABLE', 'The stored answer to this Idempotency-Key cannot be read by this instance right now; retry shortly.', {
+    retry_after_seconds: UNAVAILABLE_RETRY_SECONDS,
+  });
+
 function storedOutcomeOf<T>(sealer: Sealer | undefined, row: IdempotencyRow): StoredOutcome<T> {
   const stored = row.response_body as string;
-  if (!stored.startsWith(SEALED_PREFIX)) return JSON.parse(stored) as StoredOutcome<T>;
+  if (!isSealed(stored)) return JSON.parse(stored) as StoredOutcome<T>;
   if (!sealer) throw new Error('A sealed idempotent answer cannot be read without the secret key');
-  return JSON.parse(sealer.open(stored, answerPurpose(row.id))) as StoredOutcome<T>;
+  try {
+    return JSON.parse(sealer.open(stored, answerPurpose(row.id))) as StoredOutcome<T>;
+  } catch (error) {
+    if (error instanceof UnreadableSealedValue) throw answerUnreadable();
+    throw error;
+  }
 }
 
 /** What runIdempotently works with: the database, the clock and, to seal stored answers, the sealer. */
@@ -255,3 +273,13 @@ export async function runIdempotently<T>(
 
 /** A key past its 24 hours already counts as never used (`claim` replaces its row): nothing reads it again. */
 export const idempotencyKeysExpiry: ExpiryRule = expiresAtRule('idempotency_keys', 'id');
+
+/** The stored answers, for `svc secrets reseal`: an expired one is never replayed, so it is left to housekeeping. */
+export const idempotentAnswersSealed: SealedColumn = {
+  table: 'idempotency_keys',
+  key: 'id',
+  column: 'response_body',
+  purposeColumns: [],
+  purposeOf: (row) => answerPurpose(String(row.id)),
+  live: (rows, now) => rows.where('expires_at', '>', now),
+};

@@ -6,6 +6,7 @@ import type { App } from '../platform/apps';
 import { type Quota, rateLimited } from '../platform/rate-limit';
 import { serviceKey } from '../platform/service-keys';
 import type { Services } from '../platform/services';
+import { servedVersionOf, settleVersion } from './api-version';
 import { authenticateBearer, type Principal, requireScopes } from './bearer';
 import { refuseUnexpectedContent } from './bodyless';
 import type { Execution, Handler, HandlerContext, Handlers, ServerKeys } from './handler';
@@ -62,14 +63,16 @@ async function spendQuota(services: Services, res: Response, quota: Quota, key: 
 }
 
 /**
- * Who is calling, per the operation's security: a bearer token (then the store, the installation's
- * quota and the scopes), or HTTP Basic client credentials (then the client's quota), or nobody
+ * Who is calling, per the operation's security: a bearer token (then the app's date version, the
+ * store, the installation's quota and the scopes), or HTTP Basic client credentials (then the
+ * client's date version and quota), or nobody
  * (`/oauth/authorize` still counts against the quota of the `client_id` it names).
  */
 async function identify(services: Services, entry: OperationEntry, req: Request, res: Response): Promise<Caller> {
   if (entry.auth === 'bearer') {
     const principal = await authenticateBearer(services, req.headers.authorization, String(req.params.storeId));
     noteCaller(res, principal);
+    settleVersion(services, res, { pinned: principal.appApiVersion, installationId: principal.installationId });
     await spendQuota(services, res, services.quotas.installation, principal.installationId);
     requireScopes(principal, entry, req.body);
     return { principal, execution: executionOf(principal, requestIdOf(res)) };
@@ -77,6 +80,7 @@ async function identify(services: Services, entry: OperationEntry, req: Request,
   if (entry.auth === 'client') {
     const client = await authenticateBasic(services, req.headers.authorization);
     noteCaller(res, { appId: client.id });
+    settleVersion(services, res, { pinned: client.api_version });
     await spendQuota(services, res, services.quotas.client, client.id);
     return { client };
   }
@@ -165,6 +169,7 @@ export function operationRouter(handlers: Handlers, services: Services): Request
           services,
           db: services.db,
           keys: entry.auth === 'bearer' ? await serverKeys(services) : undefined,
+          apiVersion: servedVersionOf(res, services),
           ...caller,
         } as unknown as HandlerContext<OperationId>;
         send(res, await execute(handler, context, req));

@@ -1,5 +1,5 @@
 import { signInLimitsExpiry } from '../dashboard/sign-in-guard';
-import { webhookAttemptsExpiry, webhookDeliveriesExpiry } from '../domain/webhooks/delivery';
+import { webhookAttemptsExpiry, webhookDeliveriesExpiry } from '../domain/webhooks/delivery/attempts';
 import { idempotencyKeysExpiry } from '../http/idempotency';
 import { authorizationRequestsExpiry } from '../oauth/consent';
 import { launchTokensExpiry } from '../oauth/launch';

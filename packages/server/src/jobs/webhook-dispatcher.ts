@@ -1,21 +1,19 @@
 import { POLICY_LEASE_MS } from '../core/limits';
-import {
-  type AttemptMade,
-  attemptDelivery,
-  type ClaimedDelivery,
-  claimDeliveries,
-  type DeliveryDeps,
-  FAN_OUT_BATCH,
-  fanOut,
-  recordAttempts,
-} from '../domain/webhooks/delivery';
+import { listenForWebhookWork, type StopListening } from '../db/notifications';
+import { type AttemptMade, attemptDelivery, type DeliveryDeps, recordAttempts } from '../domain/webhooks/delivery/attempts';
+import { type ClaimedDelivery, claimDeliveries } from '../domain/webhooks/delivery/claims';
+import { FAN_OUT_BATCH, fanOut } from '../domain/webhooks/delivery/fan-out';
 
 export interface DispatcherOptions {
   /** Attempts this worker has on the wire at once. */
   readonly concurrency?: number;
   /** Attempts of one subscription under lease at once, across workers: one slow or dead endpoint holds up only itself. */
   readonly perSubscription?: number;
-  /** How long the worker sleeps when nothing is due: an event written by another process waits at most this (plus its fan-out). */
+  /**
+   * How long the worker waits, when nothing is due, before it looks again unasked: the fallback for
+   * work no commit announced (retries coming due, a write from another process on SQLite, a
+   * listening connection that was lost).
+   */
   readonly pollMs?: number;
   readonly leaseMs?: number;
   readonly random?: () => number;
@@ -25,7 +23,7 @@ export interface DispatcherOptions {
 export interface Dispatcher {
   /** Fans out what the outbox holds, then claims and attempts what is due, once; answers the attempts made (tests and benches drive it). */
   runOnce(): Promise<number>;
-  /** Runs until `stop`: polls the database, so events written by any process are delivered. */
+  /** Runs until `stop`: woken by the commits that leave it work, and polling for the rest. */
   start(): void;
   /** Stops claiming, and waits for the attempts on the wire (each ends within its 15 s) to be recorded. */
   stop(): Promise<void>;
@@ -46,7 +44,32 @@ export function createDispatcher(deps: DeliveryDeps, options: DispatcherOptions 
   const inFlight = new Set<Promise<void>>();
   let running = false;
   let loop: Promise<void> | undefined;
+  let stopListening: StopListening | undefined;
   let wake: (() => void) | undefined;
+  /**
+   * Something may have become claimable since this turn of the loop began to look (an attempt
+   * ended, a commit announced work). Kept until the next turn begins, so that news arriving while
+   * the loop awaits the database is not lost: the loop would otherwise decide to sleep on what it
+   * read before, and sleep a whole poll with work waiting.
+   */
+  let signalled = false;
+  const signal = () => {
+    signalled = true;
+    wake?.();
+  };
+  /**
+   * Whether the outbox may hold events not fanned out: a commit announced some since the last
+   * fan-out. Otherwise the loop claims without a fan-out first (an empty one is a transaction of
+   * its own, a good part of a claim's cost on PostgreSQL), except once a poll: a write nobody
+   * announced (another process, on SQLite) is fanned out within a poll even while a backlog keeps
+   * the loop busy.
+   */
+  let outboxUnread = true;
+  let fannedOutAt = Number.NEGATIVE_INFINITY;
+  const announced = () => {
+    outboxUnread = true;
+    signal();
+  };
 
   /**
    * Attempts made wait here to be recorded: one transaction records all that finished meanwhile,
@@ -88,46 +111,68 @@ export function createDispatcher(deps: DeliveryDeps, options: DispatcherOptions 
       (error: unknown) => logError(`Webhook delivery ${claimed.id} failed (its lease lets it be attempted again): ${describe(error)}`),
     );
 
-  /** Fans out the whole backlog, a batch per transaction, so a burst does not wait a poll per batch. */
+  /** Fans out the whole backlog, a batch per transaction, so a burst does not wait a poll per batch: answers the deliveries written. */
   const fanOutAll = async (): Promise<number> => {
-    let total = 0;
+    let deliveries = 0;
+    outboxUnread = false;
+    fannedOutAt = performance.now();
     for (;;) {
-      const taken = await fanOut(deps);
-      total += taken;
-      if (taken < FAN_OUT_BATCH || !running) return total;
+      const fanned = await fanOut(deps);
+      deliveries += fanned.deliveries;
+      if (fanned.events < FAN_OUT_BATCH || !running) return deliveries;
     }
   };
 
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
+  /**
+   * Waits until `ready` holds (judged now and at every signal), the loop is stopped, or `ms` pass.
+   * Judging before waiting is what keeps news from being lost between a look and the wait.
+   */
+  const waitUntil = (ms: number, ready: () => boolean) => {
+    if (ready() || !running) return Promise.resolve();
+    return new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, ms);
       timer.unref();
       wake = () => {
-        clearTimeout(timer);
-        resolve();
+        if (ready() || !running) {
+          clearTimeout(timer);
+          resolve();
+        }
       };
     }).finally(() => {
       wake = undefined;
     });
+  };
+  const hasRoom = () => inFlight.size <= concurrency / 2;
 
   const cycle = async (): Promise<void> => {
     while (running) {
+      signalled = false;
       try {
-        const fanned = await fanOutAll();
+        const fanned = outboxUnread || performance.now() - fannedOutAt >= pollMs ? await fanOutAll() : 0;
         const room = concurrency - inFlight.size;
-        const claimed = room > 0 ? await claimDeliveries(deps, { ...limits, take: room }) : [];
-        for (const delivery of claimed) {
+        const claim = room > 0 ? await claimDeliveries(deps, { ...limits, take: room }) : { deliveries: [], full: false };
+        for (const delivery of claim.deliveries) {
           const work = attempt(delivery).finally(() => {
             inFlight.delete(work);
-            // Claim again once half the room is free, not after every attempt: a claim is a commit too.
-            if (inFlight.size <= concurrency / 2) wake?.();
+            signal();
           });
           inFlight.add(work);
         }
-        if ((claimed.length === 0 && fanned === 0) || inFlight.size > concurrency / 2) await pause(pollMs);
+        // Claim again once half the room is free, not after every attempt: a claim is a commit too.
+        // A claim that found less than it asked for took all that was claimable: more becomes so
+        // when attempts end (freeing their subscriptions' slots) or when a commit announces work.
+        // So it waits for half of those on the wire to end, or for the news; with none on the wire,
+        // for the news alone. The poll finds what nobody announces (a retry coming due).
+        if (!hasRoom()) await waitUntil(pollMs, hasRoom);
+        else if (!claim.full && fanned === 0) {
+          const halfEnded = Math.floor(inFlight.size / 2);
+          await waitUntil(pollMs, () => outboxUnread || (signalled && inFlight.size <= halfEnded));
+        }
       } catch (error) {
         logError(`Webhook dispatch failed (next try in ${pollMs} ms): ${describe(error)}`);
-        await pause(pollMs);
+        outboxUnread = true;
+        // Not at the pace of news: the database is failing.
+        await waitUntil(pollMs, () => false);
       }
     }
   };
@@ -140,19 +185,22 @@ export function createDispatcher(deps: DeliveryDeps, options: DispatcherOptions 
       } finally {
         running = false;
       }
-      const claimed = await claimDeliveries(deps, { ...limits, take: concurrency });
-      await Promise.all(claimed.map(attempt));
-      return claimed.length;
+      const { deliveries } = await claimDeliveries(deps, { ...limits, take: concurrency });
+      await Promise.all(deliveries.map(attempt));
+      return deliveries.length;
     },
     start() {
       if (running) return;
       running = true;
+      stopListening = listenForWebhookWork(deps.db, announced, { logError });
       loop = cycle();
     },
     async stop() {
       running = false;
       wake?.();
       await loop;
+      await stopListening?.();
+      stopListening = undefined;
       await Promise.all([...inFlight]);
     },
   };

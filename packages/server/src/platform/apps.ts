@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import type { ApiVersionRegistry } from '../core/api-versions';
 import { hashSecret, issueSecret, safeEqual } from '../credentials/secrets';
 import { fromJsonList, toJsonList } from '../db/json-lists';
 import type { Db } from '../db/transactions';
+import { publishedApiVersions } from './api-versions';
 import { isScope, missingDependency, sortScopes } from './scopes';
 import type { Deps } from './services';
 import { findStore, PlatformError } from './stores';
@@ -11,6 +13,8 @@ export interface App {
   name: string;
   auth_epoch: number;
   store_id: string | null;
+  /** The date version the app's requests get when they name none; null: unpinned, the current one. */
+  api_version: string | null;
   created_at: number;
 }
 
@@ -106,18 +110,51 @@ async function insertSecret(db: Db, appId: string, now: number): Promise<string>
   return secret;
 }
 
-/** Registers an app (public, or private to one store); the client secret is shown once and stored hashed. */
-export async function registerApp({ db, clock }: Deps, input: { name: string; storeId?: string }): Promise<{ app: App; clientSecret: string }> {
+/** What the date-version choices need: the registry (the published one unless the services carry another). */
+type VersionDeps = Deps & { readonly apiVersions?: ApiVersionRegistry };
+
+/** A version an app may be pinned to: one of the registry's, not retired; null unpins. */
+function pinnable({ clock, apiVersions = publishedApiVersions }: VersionDeps, version: string | null): string | null {
+  if (version === null) return null;
+  const entry = apiVersions.find(version);
+  const supported = apiVersions
+    .supportedAt(clock.now())
+    .map((candidate) => candidate.version)
+    .join(', ');
+  if (!entry) throw new PlatformError(`"${version}" is not a date version of the interface (supported: ${supported})`);
+  if (apiVersions.stateOf(entry, clock.now()) === 'retired') throw new PlatformError(`${version} was retired on ${entry.sunset} (supported: ${supported})`);
+  return version;
+}
+
+/**
+ * Registers an app (public, or private to one store); the client secret is shown once and stored
+ * hashed. The app is pinned to `apiVersion`, by default the current version: what it is written
+ * against keeps answering the same way when a newer version comes (Stripe pins an account the same way).
+ */
+export async function registerApp(
+  deps: VersionDeps,
+  input: { name: string; storeId?: string; apiVersion?: string | null },
+): Promise<{ app: App; clientSecret: string }> {
+  const { db, clock } = deps;
   const name = input.name.trim();
   if (name.length === 0 || name.length > 200) throw new PlatformError('The app name must be 1 to 200 characters');
   if (input.storeId && !(await findStore(db, input.storeId))) throw new PlatformError(`No store ${input.storeId}`);
+  const apiVersion = pinnable(deps, input.apiVersion === undefined ? (deps.apiVersions ?? publishedApiVersions).current.version : input.apiVersion);
   return db.transaction(async (trx) => {
     const now = clock.now();
     const id = randomUUID();
-    await trx('apps').insert({ id, name, store_id: input.storeId ?? null, created_at: now });
+    await trx('apps').insert({ id, name, store_id: input.storeId ?? null, api_version: apiVersion, created_at: now });
     const clientSecret = await insertSecret(trx, id, now);
     return { app: (await findApp(trx, id)) as App, clientSecret };
   });
+}
+
+/** Pins an app to a date version (null: unpinned, the current version applies); the app's next request gets it. */
+export async function pinApiVersion(deps: VersionDeps, appId: string, version: string | null): Promise<App> {
+  await requireApp(deps.db, appId);
+  const pinned = pinnable(deps, version);
+  await deps.db('apps').where({ id: appId }).update({ api_version: pinned });
+  return (await findApp(deps.db, appId)) as App;
 }
 
 function checkUrl(value: string, what: string): string {

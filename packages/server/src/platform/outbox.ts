@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { toIso } from '../core/clock';
+import { announceWebhookWork } from '../db/notifications';
 import type { Db } from '../db/transactions';
 import type { ExpiryRule } from './housekeeping';
 
@@ -14,10 +15,6 @@ export interface DomainEvent {
   data: Record<string, unknown>;
 }
 
-/**
- * Writes an event to the outbox in the caller's transaction, so the event exists exactly when the
- * change it describes does. The stored payload is the webhook envelope; delivery reads it later.
- */
 /** The webhook envelope of an event: what a receiver gets, stored as the outbox payload. */
 export const envelopeOf = (id: string, event: Pick<DomainEvent, 'type' | 'storeId' | 'occurredAt' | 'data'>) => ({
   id,
@@ -28,6 +25,11 @@ export const envelopeOf = (id: string, event: Pick<DomainEvent, 'type' | 'storeI
   data: event.data,
 });
 
+/**
+ * Writes an event to the outbox in the caller's transaction, so the event exists exactly when the
+ * change it describes does. The stored payload is the webhook envelope; delivery reads it later.
+ * The same transaction announces it, so the dispatchers start on it at its commit, not their next poll.
+ */
 export async function recordEvent(db: Db, event: DomainEvent): Promise<string> {
   const id = randomUUID();
   const payload = envelopeOf(id, event);
@@ -39,6 +41,7 @@ export async function recordEvent(db: Db, event: DomainEvent): Promise<string> {
     payload: JSON.stringify(payload),
     occurred_at: event.occurredAt,
   });
+  await announceWebhookWork(db);
   return id;
 }
 

@@ -1,8 +1,11 @@
+import path from 'node:path';
 import type { Knex } from 'knex';
+import type { ApiVersionRegistry } from '../core/api-versions';
 import { type Clock, systemClock } from '../core/clock';
-import type { Config, Environment } from '../core/config';
+import { type Config, ConfigError, type Environment } from '../core/config';
 import { QUOTA_WINDOW_MS } from '../core/limits';
-import { derivedKey, developmentKey, type Sealer, sealerOf } from '../credentials/sealing';
+import { derivedKey, developmentKey, SECRET_KEY_FILE, type Sealer, sealerOf } from '../credentials/sealing';
+import { publishedApiVersions } from './api-versions';
 import { databaseCounter, memoryCounter, type Quota, type RateLimiter, rateLimiter } from './rate-limit';
 import { type Readiness, readinessOf } from './readiness';
 import { type AddressPolicy, httpTransport, type Resolver, type WebhookTransport } from './webhook-transport';
@@ -32,6 +35,8 @@ export interface Services extends Deps {
   readonly webhooks: WebhookSettings;
   /** Whether this instance should get traffic (`/readyz`); the stop drains it first. */
   readonly readiness: Readiness;
+  /** The date versions served (spec/versions.yaml; tests give a registry of their own). */
+  readonly apiVersions: ApiVersionRegistry;
 }
 
 /** About 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: eight attempts over about 28 hours (docs/decisions.md, "Webhooks"). */
@@ -51,13 +56,15 @@ export interface ServiceOptions {
   db: Knex;
   clock?: Clock;
   rateLimits: Config['rateLimits'];
-  /** The sealing key (`SECRET_KEY` or the data directory's); without one, a key derived from a public text, for tests and tools. */
-  secretKey?: Buffer;
+  /** What seals (`SECRET_KEY`, `SECRET_KEYS` or the data directory's key); without one, a key derived from a public text, for tests and tools. */
+  sealer?: Sealer;
   webhooks?: WebhookOptions;
+  /** The date versions served; the published registry when left out. */
+  apiVersions?: ApiVersionRegistry;
 }
 
 /** Rate-limit counters live in PostgreSQL when several instances share it, in memory on SQLite. */
-export function createServices({ db, clock = systemClock, rateLimits, secretKey, webhooks = {} }: ServiceOptions): Services {
+export function createServices({ db, clock = systemClock, rateLimits, sealer, webhooks = {}, apiVersions = publishedApiVersions }: ServiceOptions): Services {
   const counter = db.client.config.client === 'pg' ? databaseCounter(db) : memoryCounter();
   const environment = webhooks.environment ?? 'development';
   const policy: AddressPolicy = { allowLoopback: environment !== 'production' };
@@ -69,7 +76,7 @@ export function createServices({ db, clock = systemClock, rateLimits, secretKey,
       installation: { policy: 'installation', limit: rateLimits.perInstallation, windowMs: QUOTA_WINDOW_MS },
       client: { policy: 'client', limit: rateLimits.perClient, windowMs: QUOTA_WINDOW_MS },
     },
-    sealer: sealerOf(secretKey ?? TOOLS_KEY),
+    sealer: sealer ?? sealerOf(TOOLS_KEY, 'the tools key'),
     webhooks: {
       environment,
       policy,
@@ -77,15 +84,31 @@ export function createServices({ db, clock = systemClock, rateLimits, secretKey,
       retryScheduleMs: webhooks.retryScheduleMs ?? RETRY_SCHEDULE_MS,
     },
     readiness: readinessOf(db),
+    apiVersions,
   };
 }
 
-/** The services of a running process (the server, `svc worker`): the configured key (or the data directory's outside production) and webhook settings. */
+/**
+ * The configured keys, or on SQLite the data directory's. Instances sharing a PostgreSQL database
+ * must seal under one key, and a key made in a data directory is one machine's own: there the start
+ * refuses instead (docs/decisions.md, "One sealing key for the fleet, and its rotation").
+ */
+export function sealerFromConfig(config: Pick<Config, 'secretKeys' | 'databaseUrl' | 'dataDir'>): Sealer {
+  if (config.secretKeys) return sealerOf(config.secretKeys.keys, config.secretKeys.setting);
+  if (config.databaseUrl) {
+    throw new ConfigError(
+      "SECRET_KEY is required with DATABASE_URL: every instance on one PostgreSQL database must seal with the same key, and a key made in DATA_DIR is this machine's own (openssl rand -hex 32, then give every instance that SECRET_KEY)",
+    );
+  }
+  return sealerOf(developmentKey(config.dataDir), `the development key in ${path.join(config.dataDir, SECRET_KEY_FILE)}`);
+}
+
+/** The services of a running process (the server, `svc worker`): its sealing keys and webhook settings. */
 export function servicesFromConfig(config: Config, db: Knex): Services {
   return createServices({
     db,
     rateLimits: config.rateLimits,
-    secretKey: config.secretKey ?? developmentKey(config.dataDir),
+    sealer: sealerFromConfig(config),
     webhooks: { environment: config.environment, ...(config.webhooks.retryScheduleMs ? { retryScheduleMs: config.webhooks.retryScheduleMs } : {}) },
   });
 }

@@ -45,8 +45,30 @@ export interface WebhookRequest {
   readonly body: string;
 }
 
-/** What the endpoint answered, or why nothing was answered; `latencyMs` is from sending to the end of the answer or the failure. */
-export type WebhookOutcome = { readonly status: number; readonly latencyMs: number } | { readonly error: string; readonly latencyMs: number };
+/**
+ * What the endpoint answered, or why nothing was answered; `latencyMs` is from sending to the end of
+ * the answer or the failure. `retryAfterMs`: how long a 429 or 503 asked us to wait (`Retry-After`).
+ */
+export type WebhookOutcome =
+  | { readonly status: number; readonly latencyMs: number; readonly retryAfterMs?: number }
+  | { readonly error: string; readonly latencyMs: number };
+
+/** The statuses whose `Retry-After` is heeded: the receiver is overloaded or down for a known while (RFC 9110, 10.2.3). */
+const ASKS_TO_WAIT = new Set([429, 503]);
+
+/**
+ * A `Retry-After` value as a wait from `now`: delay-seconds or an HTTP-date (a date already past is
+ * no wait). Anything else (a negative or fractional number, a text no date parser reads) is undefined:
+ * a malformed header does not move the schedule.
+ */
+export function retryAfterMs(value: string | undefined, now: number): number | undefined {
+  const text = value?.trim();
+  if (!text) return undefined;
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  if (!/[a-z]/i.test(text)) return undefined;
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
 
 /** Sends one delivery attempt; never throws (a failure is an outcome). */
 export type WebhookTransport = (request: WebhookRequest) => Promise<WebhookOutcome>;
@@ -94,7 +116,7 @@ export function httpTransport({ policy, resolve = systemResolver, clock, timeout
       const started = clock.now();
       let settled = false;
       // A response can end, close and fail: the first of them is the outcome.
-      const finish = (outcome: { status: number } | { error: string }) => {
+      const finish = (outcome: { status: number; retryAfterMs?: number } | { error: string }) => {
         if (settled) return;
         settled = true;
         resolvePromise({ ...outcome, latencyMs: Math.max(0, clock.now() - started) });
@@ -115,7 +137,9 @@ export function httpTransport({ policy, resolve = systemResolver, clock, timeout
         const outgoing = (secure ? https : http).request(url, {
           method: 'POST',
           headers: { ...request.headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(request.body)) },
-          agent: secure ? agents.https : agents.http,
+          // The second try gets a connection of its own: the pool may hold more connections the
+          // receiver closed at the same idle timeout.
+          agent: isRetry ? false : secure ? agents.https : agents.http,
           lookup,
         });
         current = outgoing;
@@ -125,9 +149,11 @@ export function httpTransport({ policy, resolve = systemResolver, clock, timeout
             read += chunk.length;
             if (read > MAX_RESPONSE_BYTES) response.destroy();
           });
+          const status = response.statusCode ?? 0;
+          const wait = ASKS_TO_WAIT.has(status) ? retryAfterMs(response.headers['retry-after'], clock.now()) : undefined;
           const done = () => {
             clearTimeout(timer);
-            finish({ status: response.statusCode ?? 0 });
+            finish(wait === undefined ? { status } : { status, retryAfterMs: wait });
           };
           response.on('end', done);
           response.on('close', done);

@@ -201,7 +201,7 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
       const { appId } = await newApp('--store', storeId);
       const apps = await svcJson<JsonObject[]>(['app', 'list']);
       const created_at = toIso(clock.now());
-      expect(apps).toContainEqual({ id: appId, name: 'Stock Sync', type: 'private', store_id: storeId, auth_epoch: 1, created_at });
+      expect(apps).toContainEqual({ id: appId, name: 'Stock Sync', type: 'private', store_id: storeId, api_version: '2026-10-15', auth_epoch: 1, created_at });
       const text = await svc(['app', 'list']);
       expect(text.out).not.toMatch(SECRET);
       expect(text.out).toContain(`private to store ${storeId}`);

@@ -136,12 +136,44 @@ describe('configuration from the environment', () => {
   describe('SECRET_KEY and the webhook settings', () => {
     it('refuses to start in production without SECRET_KEY, and takes 32 bytes in hex or base64', () => {
       expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/SECRET_KEY is required in production/);
-      expect(loadConfig({ NODE_ENV: 'production', SECRET_KEY: 'ab'.repeat(32) }).secretKey).toEqual(Buffer.alloc(32, 0xab));
-      expect(loadConfig({ SECRET_KEY: Buffer.alloc(32, 7).toString('base64') }).secretKey).toEqual(Buffer.alloc(32, 7));
-      expect(loadConfig({}).secretKey).toBeUndefined();
+      expect(loadConfig({ NODE_ENV: 'production', SECRET_KEY: 'ab'.repeat(32) }).secretKeys).toEqual({ keys: [Buffer.alloc(32, 0xab)], setting: 'SECRET_KEY' });
+      expect(loadConfig({ SECRET_KEY: Buffer.alloc(32, 7).toString('base64') }).secretKeys?.keys).toEqual([Buffer.alloc(32, 7)]);
+      expect(loadConfig({}).secretKeys).toBeUndefined();
       for (const bad of ['ab'.repeat(31), Buffer.alloc(16).toString('base64'), 'not a key']) {
         expect(() => loadConfig({ SECRET_KEY: bad })).toThrow(/SECRET_KEY must be 32 bytes/);
       }
+    });
+
+    it('takes SECRET_KEYS, a ring whose first key seals, in production too (in place of SECRET_KEY)', () => {
+      const [first, second] = [Buffer.alloc(32, 1), Buffer.alloc(32, 2)];
+      const config = loadConfig({ NODE_ENV: 'production', SECRET_KEYS: `${first.toString('hex')}, ${second.toString('base64')}` });
+      expect(config.secretKeys).toEqual({ keys: [first, second], setting: 'SECRET_KEYS' });
+      expect(loadConfig({ SECRET_KEYS: first.toString('base64url') }).secretKeys?.keys).toEqual([first]);
+    });
+
+    it('refuses SECRET_KEY and SECRET_KEYS both set, naming both and what to keep', () => {
+      const key = 'ab'.repeat(32);
+      expect(() => loadConfig({ SECRET_KEY: key, SECRET_KEYS: key })).toThrow(
+        'SECRET_KEY and SECRET_KEYS are both set: keep one (SECRET_KEYS=new,old while rotating, SECRET_KEY for a single key)',
+      );
+    });
+
+    it('refuses a bad SECRET_KEYS entry by its position, never echoing a key', () => {
+      const good = 'ab'.repeat(32);
+      const secretish = 'cd'.repeat(31);
+      const message = (() => {
+        try {
+          loadConfig({ SECRET_KEYS: `${good},${secretish},,${good}` });
+          return '';
+        } catch (error) {
+          return (error as Error).message;
+        }
+      })();
+      expect(message).toBe(
+        'SECRET_KEYS entry 2 must be 32 bytes as 64 hex digits or base64 (openssl rand -hex 32); SECRET_KEYS entry 3 must be 32 bytes as 64 hex digits or base64 (openssl rand -hex 32); SECRET_KEYS entry 4 repeats an earlier key',
+      );
+      expect(message).not.toContain(secretish);
+      expect(message).not.toContain(good);
     });
 
     it('runs one dispatcher in the server unless WEBHOOK_WORKERS says otherwise (0 disables it)', () => {

@@ -44,6 +44,8 @@ const TABLES = [
   'webhook_deliveries',
   'webhook_attempts',
   'store_rollup_versions',
+  'sealing_key_check',
+  'api_version_usage',
 ];
 
 describe.each(testDatabases())('schema on $name', (testDatabase) => {
@@ -64,6 +66,9 @@ describe.each(testDatabases())('schema on $name', (testDatabase) => {
       '007_pages',
       '008_webhooks',
       '009_rollup_versions',
+      '010_sealing_key_check',
+      '011_api_versions',
+      '012_delivery_claim_order',
     ]);
     for (const table of TABLES) expect(await database.schema.hasTable(table)).toBe(true);
     expect(await migrateToLatest(database)).toEqual([]);

@@ -24,6 +24,7 @@ function principalWith(scopes: string[]): Principal {
     appId: 'a',
     appName: 'App',
     appAuthEpoch: 1,
+    appApiVersion: null,
     versionId: 'v',
     installationId: 'i',
     installedAt: 0,

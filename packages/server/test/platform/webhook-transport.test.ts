@@ -1,6 +1,6 @@
 import { createServer, type Socket } from 'node:net';
 import { ManualClock } from '../../src/core/clock';
-import { httpTransport, refusedAddress } from '../../src/platform/webhook-transport';
+import { httpTransport, refusedAddress, retryAfterMs } from '../../src/platform/webhook-transport';
 import { type Receiver, startReceiver } from '../support/webhook-receiver';
 
 describe('the webhook transport', () => {
@@ -82,6 +82,38 @@ describe('the webhook transport', () => {
     }
   });
 
+  it('sends that once more on a connection of its own, not on another kept-alive one the receiver closed too', async () => {
+    // After a burst the agent keeps several idle connections, and a receiver's idle timeout closes
+    // them all: here every connection that was open before is closed when it is reused.
+    const warm = 3;
+    const requestsPerConnection: number[] = [];
+    const sockets: Socket[] = [];
+    const server = createServer((socket: Socket) => {
+      sockets.push(socket);
+      const index = requestsPerConnection.push(0) - 1;
+      socket.on('data', (chunk) => {
+        if (!chunk.toString('latin1').startsWith('POST')) return;
+        requestsPerConnection[index] = (requestsPerConnection[index] ?? 0) + 1;
+        if (index < warm && requestsPerConnection[index] === 2) return void socket.destroy();
+        socket.write('HTTP/1.1 204 No Content\r\nConnection: keep-alive\r\nKeep-Alive: timeout=60\r\n\r\n');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      const transport = httpTransport({ policy: development, clock });
+      const url = `http://127.0.0.1:${port}/hooks`;
+      const burst = await Promise.all(Array.from({ length: warm }, () => send(transport, url)));
+      expect(burst).toEqual(Array.from({ length: warm }, () => ({ status: 204, latencyMs: 0 })));
+      expect(await send(transport, url)).toEqual({ status: 204, latencyMs: 0 });
+      expect(requestsPerConnection.slice(warm)).toEqual([1]);
+      expect(requestsPerConnection.slice(0, warm).filter((requests) => requests === 2)).toHaveLength(1);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it('does not connect when the name resolves to a refused address, and says which', async () => {
     const path = '/refused-by-name';
     const outcome = await send(httpTransport({ policy: production, clock, resolve: async () => ['127.0.0.1'] }), byName(path));
@@ -103,6 +135,27 @@ describe('the webhook transport', () => {
       body: '{"a":1}',
       headers: expect.objectContaining({ 'content-type': 'application/json', 'webhook-id': 'x' }),
     });
+  });
+
+  it('reads Retry-After as delay-seconds or an HTTP-date from now (a past date is no wait); anything else is no answer', () => {
+    const now = Date.parse('2026-11-25T12:00:00Z');
+    expect(retryAfterMs('120', now)).toBe(120_000);
+    expect(retryAfterMs(' 0 ', now)).toBe(0);
+    expect(retryAfterMs('Wed, 25 Nov 2026 12:01:30 GMT', now)).toBe(90_000);
+    expect(retryAfterMs('Wed, 25 Nov 2026 11:00:00 GMT', now)).toBe(0);
+    for (const malformed of [undefined, '', '-5', '1.5', '1e3', 'soon', '12 seconds']) expect(retryAfterMs(malformed, now)).toBeUndefined();
+  });
+
+  it("reports the receiver's Retry-After on 429 and 503 only, as a wait from the transport's clock", async () => {
+    const transport = httpTransport({ policy: development, clock });
+    receiver.answer('/busy', 429, { 'retry-after': '30' });
+    expect(await send(transport, receiver.url('/busy'))).toEqual({ status: 429, retryAfterMs: 30_000, latencyMs: 0 });
+    receiver.answer('/down', 503, { 'retry-after': new Date(clock.now() + 120_000).toUTCString() });
+    expect(await send(transport, receiver.url('/down'))).toEqual({ status: 503, retryAfterMs: 120_000, latencyMs: 0 });
+    receiver.answer('/failing', 500, { 'retry-after': '30' });
+    expect(await send(transport, receiver.url('/failing'))).toEqual({ status: 500, latencyMs: 0 });
+    receiver.answer('/busy-unsaid', 429);
+    expect(await send(transport, receiver.url('/busy-unsaid'))).toEqual({ status: 429, latencyMs: 0 });
   });
 
   it('refuses an address literal before connecting, and gives up on an endpoint that does not answer in time', async () => {

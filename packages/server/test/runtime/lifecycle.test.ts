@@ -175,7 +175,7 @@ onPostgres('the built server on PostgreSQL', () => {
     const relay = relayTo(new URL(adminUrl));
     try {
       await relay.reserve();
-      const run = start({ DATABASE_URL: relay.urlFor(database.url), DATA_DIR: tempDataDir(), SHUTDOWN_DELAY_MS: '0' });
+      const run = start({ DATABASE_URL: relay.urlFor(database.url), DATA_DIR: tempDataDir(), SECRET_KEY: KEY, SHUTDOWN_DELAY_MS: '0' });
       await until(async () => run.stdout.includes('the database does not answer yet'));
       await relay.up();
       const base = `http://127.0.0.1:${await run.port()}`;
@@ -193,7 +193,7 @@ onPostgres('the built server on PostgreSQL', () => {
     const relay = relayTo(new URL(adminUrl));
     try {
       await relay.up();
-      const run = start({ DATABASE_URL: relay.urlFor(database.url), DATA_DIR: tempDataDir(), SHUTDOWN_DELAY_MS: '0' });
+      const run = start({ DATABASE_URL: relay.urlFor(database.url), DATA_DIR: tempDataDir(), SECRET_KEY: KEY, SHUTDOWN_DELAY_MS: '0' });
       const base = `http://127.0.0.1:${await run.port()}`;
       await until(async () => (await statusOf(`${base}/readyz`)) === 200);
       await relay.down();
@@ -223,7 +223,7 @@ onPostgres('the built server on PostgreSQL', () => {
   it.each([1, 2, 3])('two replicas starting together on a fresh database both come up (round %i)', async () => {
     const database = await freshPostgresDatabase(adminUrl);
     try {
-      const replicas = [0, 1].map(() => start({ DATABASE_URL: database.url, DATA_DIR: tempDataDir(), SHUTDOWN_DELAY_MS: '0' }));
+      const replicas = [0, 1].map(() => start({ DATABASE_URL: database.url, DATA_DIR: tempDataDir(), SECRET_KEY: KEY, SHUTDOWN_DELAY_MS: '0' }));
       for (const replica of replicas) {
         const base = `http://127.0.0.1:${await replica.port()}`;
         await until(async () => (await statusOf(`${base}/readyz`)) === 200);

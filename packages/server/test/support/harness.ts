@@ -1,6 +1,7 @@
 import type { Express } from 'express';
 import type { Knex } from 'knex';
 import { type AppOptions, createApp } from '../../src/app';
+import type { ApiVersionRegistry } from '../../src/core/api-versions';
 import { ManualClock } from '../../src/core/clock';
 import { migrateToLatest } from '../../src/db/migrate';
 import { approveAsOwner } from '../../src/oauth/direct-install';
@@ -33,6 +34,8 @@ export interface HarnessOptions {
   teardownMs?: number;
   rateLimits?: { perInstallation: number; perClient: number };
   logger?: AppOptions['logger'];
+  /** The date versions served; the published registry when left out (a fixture may hold deprecated and retired ones). */
+  apiVersions?: ApiVersionRegistry;
 }
 
 /** Tests reach no outside network: `localhost` is this machine, every other name has no address. */
@@ -48,6 +51,7 @@ export async function openHarness(testDatabase: TestDatabase, options: HarnessOp
     clock,
     rateLimits: options.rateLimits ?? { perInstallation: 1000, perClient: 1000 },
     webhooks: { environment: 'test', resolve: localOnlyResolver },
+    ...(options.apiVersions ? { apiVersions: options.apiVersions } : {}),
   });
   const app = createApp({ config: { validateResponses: true, exposeInternalErrors: true }, services, logger: options.logger });
   return { db, clock, services, app };

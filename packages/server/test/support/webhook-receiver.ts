@@ -14,19 +14,20 @@ export interface Received {
 
 /**
  * A real HTTP receiver on 127.0.0.1: it records every request and answers each path with the status
- * set for it (200 unless told otherwise; `hang` answers only when the path is given a status again). Tests give each subscription a path of its own.
+ * (and headers) set for it (200 unless told otherwise; `hang` answers only when the path is given a status again). Tests give each subscription a path of its own.
  */
 export interface Receiver {
   origin: string;
   url(path: string): string;
   receivedAt(path: string): Received[];
-  answer(path: string, status: number | 'hang'): void;
+  answer(path: string, status: number | 'hang', headers?: Record<string, string>): void;
   close(): Promise<void>;
 }
 
 export async function startReceiver(): Promise<Receiver> {
   const received: Received[] = [];
   const statuses = new Map<string, number | 'hang'>();
+  const answerHeaders = new Map<string, Record<string, string>>();
   const hanging = new Map<string, ServerResponse[]>();
   let listening: Listening | undefined;
   listening = await listen((req, res) => {
@@ -37,7 +38,7 @@ export async function startReceiver(): Promise<Receiver> {
       received.push({ method: req.method ?? '', path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
       const status = statuses.get(path) ?? 200;
       if (status === 'hang') return void hanging.set(path, [...(hanging.get(path) ?? []), res]);
-      res.statusCode = status;
+      res.writeHead(status, answerHeaders.get(path) ?? {});
       res.end('ok');
     });
   });
@@ -46,12 +47,13 @@ export async function startReceiver(): Promise<Receiver> {
     origin,
     url: (path) => `${origin}${path}`,
     receivedAt: (path) => received.filter((request) => request.path === path),
-    answer(path, status) {
+    answer(path, status, headers = {}) {
       statuses.set(path, status);
+      answerHeaders.set(path, headers);
       if (status === 'hang') return;
       // Requests left hanging at this path are answered now, with the new status.
       for (const res of hanging.get(path) ?? []) {
-        res.statusCode = status;
+        res.writeHead(status, headers);
         res.end();
       }
       hanging.delete(path);

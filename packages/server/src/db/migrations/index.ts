@@ -8,6 +8,9 @@ import * as storefront from './006_storefront';
 import * as pages from './007_pages';
 import * as webhooks from './008_webhooks';
 import * as rollupVersions from './009_rollup_versions';
+import * as sealingKeyCheck from './010_sealing_key_check';
+import * as apiVersions from './011_api_versions';
+import * as deliveryClaimOrder from './012_delivery_claim_order';
 
 /** Every migration in order. Listed in code (not read from disk) so tsx, jest and builds agree. */
 export const migrations: ReadonlyArray<{ name: string; migration: Knex.Migration }> = [
@@ -20,4 +23,7 @@ export const migrations: ReadonlyArray<{ name: string; migration: Knex.Migration
   { name: '007_pages', migration: pages },
   { name: '008_webhooks', migration: webhooks },
   { name: '009_rollup_versions', migration: rollupVersions },
+  { name: '010_sealing_key_check', migration: sealingKeyCheck },
+  { name: '011_api_versions', migration: apiVersions },
+  { name: '012_delivery_claim_order', migration: deliveryClaimOrder },
 ];

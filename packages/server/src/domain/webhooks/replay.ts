@@ -2,9 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { components } from '@svc/contract';
 import { ApiError } from '../../core/errors';
 import { fromJsonList } from '../../db/json-lists';
+import { announceWebhookWork } from '../../db/notifications';
 import { type Db, inTransaction } from '../../db/transactions';
 import { OUTBOX_KEPT_MS } from '../../platform/outbox';
-import { type DeliveryDeps, sendTestEvent, type WebhookDeliveryAttempt } from './delivery';
+import type { DeliveryDeps, WebhookDeliveryAttempt } from './delivery/attempts';
+import { sendTestEvent } from './delivery/test-event';
 import { mayReceive, scopesAllowing } from './event-types';
 import type { Subscriber } from './subscriptions/changes';
 import { lockSubscription } from './subscriptions/queries';
@@ -84,12 +86,14 @@ export function replayEvents(db: Db, subscriber: Subscriber, id: string, body: W
         ]),
       )
       .insert(inserted);
+    const eventsCount = Number(counted?.n ?? 0);
+    if (eventsCount > 0) await announceWebhookWork(trx);
     return {
       id: randomUUID(),
       from: echoed(from),
       to: echoed(to),
       event_types: (types.length > 0 ? types : subscribed) as WebhookReplay['event_types'],
-      events_count: Number(counted?.n ?? 0),
+      events_count: eventsCount,
       requested_at: echoed(now),
     };
   });

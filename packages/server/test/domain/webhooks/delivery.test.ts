@@ -4,7 +4,7 @@ import { createApp } from '../../../src/app';
 import { createProduct as createProductAsStore } from '../../../src/domain/catalog/products/changes';
 import { createCustomer } from '../../../src/domain/storefront/customers/changes';
 import { placeOrder } from '../../../src/domain/storefront/orders/changes';
-import { fanOut } from '../../../src/domain/webhooks/delivery';
+import { fanOut } from '../../../src/domain/webhooks/delivery/fan-out';
 import { runHousekeeping } from '../../../src/jobs/housekeeping';
 import { createDispatcher, type Dispatcher } from '../../../src/jobs/webhook-dispatcher';
 import { uninstall } from '../../../src/platform/installations';
@@ -217,6 +217,49 @@ describe.each(testDatabases())('webhook delivery on $name', (testDatabase) => {
     expect(names).toEqual(['Failing', 'Failing', 'Failing', 'After resuming']);
   });
 
+  it("waits as long as a 429's or 503's Retry-After asks, never less than the schedule and at most its longest delay; other statuses' Retry-After is not heeded", async () => {
+    // The longest delay (5 s) is the 4th: a Retry-After can stretch earlier ones up to it.
+    const schedule = [1000, 1000, 1000, 5000];
+    const retrying = createDispatcher(
+      createServices({
+        db: h.db,
+        clock: h.clock,
+        rateLimits: { perInstallation: 1000, perClient: 1000 },
+        webhooks: { environment: 'test', resolve: localOnlyResolver, retryScheduleMs: schedule },
+      }),
+      { random: () => 0.5 },
+    );
+    const attemptsDue = async (): Promise<number> => {
+      let total = 0;
+      for (let made = await retrying.runOnce(); made > 0; made = await retrying.runOnce()) total += made;
+      return total;
+    };
+    /** The next attempt comes exactly `ms` after the last: not a millisecond before. */
+    const nextAfter = async (ms: number) => {
+      h.clock.advance(ms - 1);
+      expect(await attemptsDue()).toBe(0);
+      h.clock.advance(1);
+      expect(await attemptsDue()).toBe(1);
+    };
+    const s = await shop();
+    const catalog = await subscribed(s, ['products:read'], ['product.created']);
+    receiver.answer(catalog.path, 429, { 'Retry-After': '3' });
+    await createProduct(s, 'Rate limited');
+    expect(await attemptsDue()).toBe(1);
+    receiver.answer(catalog.path, 503, { 'Retry-After': new Date(h.clock.now() + 3000 + 3_600_000).toUTCString() });
+    await nextAfter(3000); // asked 3 s, over the schedule's 1 s
+    receiver.answer(catalog.path, 500, { 'Retry-After': '4' });
+    await nextAfter(5000); // asked an hour: the schedule's longest delay
+    receiver.answer(catalog.path, 429, { 'Retry-After': '1' });
+    await nextAfter(1000); // a 500's Retry-After is not heeded
+    receiver.answer(catalog.path, 503, { 'Retry-After': '2' });
+    await nextAfter(5000); // asked less than the schedule's own delay
+    h.clock.advance(60_000);
+    expect(await attemptsDue()).toBe(0);
+    expect((await attemptsOf(catalog.id)).map((attempt) => attempt.response_status)).toEqual([429, 503, 500, 429, 503]);
+    expect(await subscriptionOf(catalog.id)).toMatchObject({ state: 'paused' }); // a Retry-After does not extend the schedule
+  });
+
   it('revokes the subscription when the endpoint answers 410, and sends it nothing more', async () => {
     const s = await shop();
     const catalog = await subscribed(s, ['products:read'], ['product.created']);
@@ -238,7 +281,7 @@ describe.each(testDatabases())('webhook delivery on $name', (testDatabase) => {
     const s = await shop();
     const catalog = await subscribed(s, ['products:read'], ['product.created']);
     await createProduct(s);
-    expect(await fanOut(services)).toBeGreaterThan(0);
+    expect((await fanOut(services)).deliveries).toBe(1);
     expect(await h.db('webhook_deliveries').where({ subscription_id: catalog.id, state: 'pending' })).toHaveLength(1);
     const deleted = await request(h.app)
       .delete(`/stores/${s.storeId}/v1/webhook-subscriptions/${catalog.id}`)

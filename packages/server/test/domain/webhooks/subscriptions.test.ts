@@ -41,6 +41,7 @@ describe.each(testDatabases())('webhook subscriptions on $name', (testDatabase) 
         endpoint_url: HOOK,
         event_types: ['product.updated', 'order.created', 'app.uninstalled'],
         payload_version: 1,
+        api_version: '2026-10-15',
         state: 'active',
         secret_generation: 1,
         issued_scopes: ['orders:read', 'products:read'],

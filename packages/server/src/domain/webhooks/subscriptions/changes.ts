@@ -1,8 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { components } from '@svc/contract';
-import type { Sealer } from '../../../credentials/sealing';
+import { type Sealer, UnreadableSealedValue } from '../../../credentials/sealing';
 import { toJsonList } from '../../../db/json-lists';
 import { type Db, inTransaction } from '../../../db/transactions';
+import { publishedApiVersions } from '../../../platform/api-versions';
+import type { SealedColumn } from '../../../platform/sealing-key';
 import type { WebhookSettings } from '../../../platform/services';
 import { scopesAllowing } from '../event-types';
 import { checkEndpointUrl } from '../url-guard';
@@ -17,6 +19,8 @@ type SubscriptionUpdate = components['schemas']['WebhookSubscriptionUpdate'];
 export interface Subscriber extends SubscriptionOwner {
   readonly scopes: ReadonlySet<string>;
   readonly now: number;
+  /** The date version the request is served under: a new subscription's events are built for it (the current one when left out). */
+  readonly apiVersion?: string;
 }
 
 /** What the subscription changes need besides the database: the sealing key and the endpoint rules. */
@@ -52,6 +56,7 @@ export async function createSubscription(db: Db, deps: SubscriptionDeps, subscri
     endpoint_url: body.endpoint_url,
     event_types: toJsonList(body.event_types),
     payload_version: 1,
+    api_version: subscriber.apiVersion ?? publishedApiVersions.current.version,
     state: 'active',
     secret_generation: 1,
     secret_sealed: deps.sealer.seal(secret, secretPurpose(id, 1)),
@@ -134,10 +139,48 @@ export function rotateSecret(db: Db, deps: SubscriptionDeps, subscriber: Subscri
 }
 
 /** The secrets that sign a delivery at `now`: the current one, and the previous one within its 24 hours. */
-export function signingSecrets(sealer: Sealer, row: SubscriptionRow, now: number): string[] {
+function signingSecrets(sealer: Sealer, row: SubscriptionRow, now: number): string[] {
   const secrets = [sealer.open(row.secret_sealed, secretPurpose(row.id, row.secret_generation))];
   if (row.previous_secret_sealed && row.previous_secret_until !== null && row.previous_secret_until > now) {
     secrets.push(sealer.open(row.previous_secret_sealed, secretPurpose(row.id, row.secret_generation - 1)));
   }
   return secrets;
 }
+
+/**
+ * The signing secrets, or why nothing can be sent: a secret that no key of this instance opens (a
+ * key dropped before `svc secrets reseal` finished, or an instance not yet given the new keys)
+ * makes a failed attempt, retried on the schedule like any, never an unsigned or half-signed send.
+ * The reason is the app's to read, so it names no key.
+ */
+export function signingSecretsOrReason(sealer: Sealer, row: SubscriptionRow, now: number): { secrets: string[] } | { error: string } {
+  try {
+    return { secrets: signingSecrets(sealer, row, now) };
+  } catch (error) {
+    if (!(error instanceof UnreadableSealedValue)) throw error;
+    return { error: "Not sent: the sending instance could not open this subscription's signing secret (a sealing key it lacks)." };
+  }
+}
+
+/**
+ * The sealed secrets, for `svc secrets reseal`. A revoked subscription's secret and a previous one
+ * past its day sign nothing again, so they are left as they are.
+ */
+export const subscriptionSecretsSealed: readonly SealedColumn[] = [
+  {
+    table: 'webhook_subscriptions',
+    key: 'id',
+    column: 'secret_sealed',
+    purposeColumns: ['secret_generation'],
+    purposeOf: (row) => secretPurpose(String(row.id), Number(row.secret_generation)),
+    live: (rows) => rows.whereNot('state', 'revoked'),
+  },
+  {
+    table: 'webhook_subscriptions',
+    key: 'id',
+    column: 'previous_secret_sealed',
+    purposeColumns: ['secret_generation'],
+    purposeOf: (row) => secretPurpose(String(row.id), Number(row.secret_generation) - 1),
+    live: (rows, now) => rows.whereNot('state', 'revoked').where('previous_secret_until', '>', now),
+  },
+];

@@ -13,6 +13,8 @@ export interface SubscriptionRow {
   endpoint_url: string;
   event_types: string;
   payload_version: number;
+  /** The date version its events are built for (payloads.ts). */
+  api_version: string;
   state: SubscriptionState;
   secret_generation: number;
   secret_sealed: string;

@@ -8,6 +8,7 @@ export const viewOfSubscription = (row: SubscriptionRow): WebhookSubscription =>
   endpoint_url: row.endpoint_url,
   event_types: fromJsonList(row.event_types) as WebhookSubscription['event_types'],
   payload_version: 1,
+  api_version: row.api_version,
   state: row.state,
   secret_generation: row.secret_generation,
   issued_scopes: fromJsonList(row.issued_scopes),

@@ -1,0 +1,228 @@
+import { randomUUID } from 'node:crypto';
+import type { components } from '@svc/contract';
+import type { Knex } from 'knex';
+import type { ApiVersionRegistry } from '../../../core/api-versions';
+import { toIso } from '../../../core/clock';
+import { groupedBy } from '../../../core/records';
+import type { Sealer } from '../../../credentials/sealing';
+import type { ExpiryRule } from '../../../platform/housekeeping';
+import { OUTBOX_KEPT_MS } from '../../../platform/outbox';
+import type { Deps, WebhookSettings } from '../../../platform/services';
+import type { WebhookOutcome } from '../../../platform/webhook-transport';
+import { eventVersionOf, payloadFor } from '../payloads';
+import { signedHeaders } from '../signing';
+import { markRevoked, signingSecretsOrReason } from '../subscriptions/changes';
+import type { SubscriptionRow } from '../subscriptions/row';
+import type { ClaimedDelivery } from './claims';
+import { INSERT_CHUNK } from './fan-out';
+
+export type WebhookDeliveryAttempt = components['schemas']['WebhookDeliveryAttempt'];
+
+/** What delivery works with: the database, the clock, the sealed secrets' key and how to reach endpoints. */
+export interface DeliveryDeps extends Deps {
+  readonly sealer: Sealer;
+  readonly webhooks: WebhookSettings;
+  /** The date versions events are built for (payloads.ts); the published registry when left out. */
+  readonly apiVersions?: ApiVersionRegistry;
+}
+
+/** The attempt as the spec shows it. */
+export interface AttemptRecord {
+  id: string;
+  subscription_id: string;
+  delivery_id: number | null;
+  event_id: string;
+  event_type: string;
+  attempt: number;
+  outcome: 'succeeded' | 'failed';
+  response_status: number | null;
+  latency_ms: number;
+  error: string | null;
+  attempted_at: number;
+}
+
+const MAX_LATENCY_MS = 60_000;
+
+export function attemptRecord(
+  subscriptionId: string,
+  deliveryId: number | null,
+  eventId: string,
+  eventType: string,
+  attempt: number,
+  outcome: WebhookOutcome,
+  at: number,
+): AttemptRecord {
+  const status = 'status' in outcome ? outcome.status : null;
+  const succeeded = status !== null && status >= 200 && status < 300;
+  const error = 'error' in outcome ? outcome.error : succeeded ? null : `The endpoint answered ${status}.`;
+  return {
+    id: randomUUID(),
+    subscription_id: subscriptionId,
+    delivery_id: deliveryId,
+    event_id: eventId,
+    event_type: eventType,
+    attempt,
+    outcome: succeeded ? 'succeeded' : 'failed',
+    response_status: status !== null && status >= 100 && status <= 599 ? status : null,
+    latency_ms: Math.min(MAX_LATENCY_MS, Math.max(0, Math.round(outcome.latencyMs))),
+    error: error === null ? null : error.slice(0, 500),
+    attempted_at: at,
+  };
+}
+
+export const viewOfAttempt = (record: AttemptRecord): WebhookDeliveryAttempt => ({
+  id: record.id,
+  event_id: record.event_id,
+  event_type: record.event_type as WebhookDeliveryAttempt['event_type'],
+  attempt: record.attempt,
+  outcome: record.outcome,
+  response_status: record.response_status,
+  latency_ms: record.latency_ms,
+  error: record.error,
+  attempted_at: toIso(record.attempted_at),
+});
+
+/** Sends one signed attempt of a body to the subscription's endpoint. */
+export async function send(deps: DeliveryDeps, subscription: SubscriptionRow, eventId: string, body: string): Promise<{ outcome: WebhookOutcome; at: number }> {
+  const at = deps.clock.now();
+  const signing = signingSecretsOrReason(deps.sealer, subscription, at);
+  if ('error' in signing) return { outcome: { error: signing.error, latencyMs: 0 }, at };
+  const headers = signedHeaders(eventId, at, body, signing.secrets);
+  return { outcome: await deps.webhooks.transport({ url: subscription.endpoint_url, headers, body }), at };
+}
+
+/** An attempt made, waiting to be recorded with its consequence. */
+export interface AttemptMade {
+  readonly claimed: ClaimedDelivery;
+  readonly record: AttemptRecord;
+  readonly status: number | null;
+  /** How long the receiver asked us to wait (`Retry-After` on a 429 or 503). */
+  readonly retryAfterMs?: number;
+}
+
+/**
+ * One attempt at a claimed delivery: the signed body sent to the endpoint. Nothing is written here
+ * (the worker records outcomes in batches, `recordAttempts`), except that a delivery whose event
+ * is no longer stored (swept after 30 days) is cancelled: nothing is left to send.
+ */
+export async function attemptDelivery(deps: DeliveryDeps, claimed: ClaimedDelivery): Promise<AttemptMade | undefined> {
+  if (claimed.payload === null) {
+    await deps
+      .db('webhook_deliveries')
+      .where({ id: claimed.id, claim_token: claimed.claimToken })
+      .update({ state: 'cancelled', finished_at: deps.clock.now(), claimed_until: null });
+    return undefined;
+  }
+  const body = payloadFor(claimed.payload, claimed.receiverScopes, eventVersionOf(claimed.subscription.api_version, deps.clock.now(), deps.apiVersions));
+  const { outcome, at } = await send(deps, claimed.subscription, claimed.eventId, body);
+  const record = attemptRecord(claimed.subscription.id, claimed.id, claimed.eventId, claimed.eventType, claimed.attempts + 1, outcome, at);
+  if (!('status' in outcome)) return { claimed, record, status: null };
+  return outcome.retryAfterMs === undefined
+    ? { claimed, record, status: outcome.status }
+    : { claimed, record, status: outcome.status, retryAfterMs: outcome.retryAfterMs };
+}
+
+/**
+ * Records attempts with their consequences, in one transaction (one commit for many attempts is
+ * what lets one worker on SQLite record hundreds a second): 2xx delivers; 410 revokes the
+ * subscription (nothing more is sent to it); anything else is retried on the schedule, and when
+ * the schedule is spent the delivery fails and an active subscription is paused with the reason.
+ * A delivery's outcome is written only while its claim holds (`claim_token`).
+ */
+export async function recordAttempts(deps: DeliveryDeps, made: readonly AttemptMade[], random: () => number): Promise<void> {
+  if (made.length === 0) return;
+  const now = deps.clock.now();
+  if (deps.db.client.config.client === 'pg' && made.every((attempt) => attempt.record.outcome === 'succeeded')) return recordDelivered(deps.db, made, now);
+  await deps.db.transaction(async (trx) => {
+    for (let start = 0; start < made.length; start += INSERT_CHUNK) {
+      await trx('webhook_attempts').insert(made.slice(start, start + INSERT_CHUNK).map((attempt) => attempt.record));
+    }
+    const delivered = made.filter((attempt) => attempt.record.outcome === 'succeeded');
+    for (const [token, attempts] of groupedBy(delivered, (attempt) => attempt.claimed.claimToken)) {
+      await trx('webhook_deliveries')
+        .whereIn(
+          'id',
+          attempts.map((attempt) => attempt.claimed.id),
+        )
+        .where({ claim_token: token })
+        .update({ state: 'succeeded', attempts: trx.raw('attempts + 1'), finished_at: now, claimed_until: null });
+    }
+    for (const attempt of made) {
+      if (attempt.record.outcome === 'succeeded') continue;
+      const mine = { id: attempt.claimed.id, claim_token: attempt.claimed.claimToken };
+      if (attempt.status === 410) {
+        await trx('webhook_deliveries').where(mine).update({ state: 'failed', attempts: attempt.record.attempt, finished_at: now, claimed_until: null });
+        await markRevoked(trx, attempt.claimed.subscription.id, now);
+      } else {
+        await retryOrGiveUp(trx, deps, attempt, now, random);
+      }
+    }
+  });
+}
+
+/**
+ * PostgreSQL, a batch that all succeeded (the usual one): the same writes as `recordAttempts` in
+ * one statement, atomic by itself, so one round trip instead of four (begin, insert, update,
+ * commit). Those round trips lie between an attempt's answer and its subscription's slot coming
+ * free, so the database's latency, not the worker, bounded deliveries per second.
+ */
+async function recordDelivered(db: Knex, made: readonly AttemptMade[], now: number): Promise<void> {
+  await db.raw(
+    `with recorded as (
+       insert into webhook_attempts select * from json_populate_recordset(null::webhook_attempts, ?::json)
+     )
+     update webhook_deliveries d set state = 'succeeded', attempts = d.attempts + 1, finished_at = ?, claimed_until = null
+     from json_to_recordset(?::json) as mine(id bigint, token uuid)
+     where d.id = mine.id and d.claim_token = mine.token`,
+    [
+      JSON.stringify(made.map((attempt) => attempt.record)),
+      now,
+      JSON.stringify(made.map((attempt) => ({ id: attempt.claimed.id, token: attempt.claimed.claimToken }))),
+    ],
+  );
+}
+
+/**
+ * When the next attempt is due: the schedule's delay for this retry, ±20 % so that failed receivers
+ * are not retried in lockstep, or later when the receiver asked for a longer wait (`Retry-After`),
+ * which counts up to the schedule's longest delay: a receiver cannot park a delivery for longer
+ * than the schedule would, nor bring a retry forward.
+ */
+export function nextAttemptAt(now: number, delayMs: number, random: () => number, asked?: { retryAfterMs: number; longestMs: number }): number {
+  const scheduled = Math.round(delayMs * (0.8 + 0.4 * random()));
+  return now + (asked ? Math.max(scheduled, Math.min(asked.retryAfterMs, asked.longestMs)) : scheduled);
+}
+
+async function retryOrGiveUp(trx: Knex.Transaction, deps: DeliveryDeps, made: AttemptMade, now: number, random: () => number): Promise<void> {
+  const { claimed, record } = made;
+  const mine = { id: claimed.id, claim_token: claimed.claimToken };
+  const schedule = deps.webhooks.retryScheduleMs;
+  const delay = schedule[record.attempt - 1];
+  if (delay !== undefined) {
+    const asked = made.retryAfterMs === undefined ? undefined : { retryAfterMs: made.retryAfterMs, longestMs: Math.max(...schedule) };
+    await trx('webhook_deliveries')
+      .where(mine)
+      .update({ attempts: record.attempt, next_attempt_at: nextAttemptAt(now, delay, random, asked), claimed_until: null, claim_token: null });
+    return;
+  }
+  const failed = await trx('webhook_deliveries').where(mine).update({ state: 'failed', attempts: record.attempt, finished_at: now, claimed_until: null });
+  if (failed === 0) return; // the claim was lost: whoever holds it now decides
+  const reason = `Delivery paused after ${record.attempt} failed attempts to deliver event ${claimed.eventId} (${claimed.eventType}); the last: ${record.error ?? 'failed'}`;
+  await trx('webhook_subscriptions')
+    .where({ id: claimed.subscription.id, state: 'active' })
+    .update({ state: 'paused', paused_reason: reason.slice(0, 500), updated_at: now });
+}
+
+/** What is kept of delivery: finished deliveries and attempts as long as the events they carried (30 days). */
+
+export const webhookDeliveriesExpiry: ExpiryRule = {
+  table: 'webhook_deliveries',
+  key: 'id',
+  expired: (rows, now) => rows.whereNotNull('finished_at').where('finished_at', '<=', now - OUTBOX_KEPT_MS),
+};
+
+export const webhookAttemptsExpiry: ExpiryRule = {
+  table: 'webhook_attempts',
+  key: 'id',
+  expired: (rows, now) => rows.where('attempted_at', '<=', now - OUTBOX_KEPT_MS),
+};

@@ -1,0 +1,92 @@
+import { fromJsonList } from '../../../db/json-lists';
+import type { Db } from '../../../db/transactions';
+import type { Deps } from '../../../platform/services';
+import { mayReceive } from '../event-types';
+
+interface OutboxEventRow {
+  id: string;
+  store_id: string;
+  installation_id: string | null;
+  type: string;
+}
+
+interface FanOutSubscription {
+  id: string;
+  store_id: string;
+  installation_id: string;
+  event_types: string;
+  installation_status: string;
+  granted_scopes: string;
+}
+
+/**
+ * Whether a subscription is owed an event: its types include the event's; `app.uninstalled` goes
+ * only to the removed installation's subscriptions, every other event only to installed apps whose
+ * scopes (as they are now) allow its type, whichever app made the change.
+ */
+function isOwed(subscription: FanOutSubscription, event: OutboxEventRow): boolean {
+  if (!fromJsonList(subscription.event_types).includes(event.type)) return false;
+  if (event.type === 'app.uninstalled') return subscription.installation_id === event.installation_id;
+  return subscription.installation_status === 'installed' && mayReceive(event.type, new Set(fromJsonList(subscription.granted_scopes)));
+}
+
+/** Events taken from the outbox per transaction. */
+export const FAN_OUT_BATCH = 500;
+/** Rows per insert statement (SQLite binds at most 32,766 values). */
+export const INSERT_CHUNK = 500;
+
+const isPostgres = (db: Db) => db.client.config.client === 'pg';
+
+/** What one fan-out did: a batch as large as asked means more may be waiting. */
+export interface FannedOut {
+  readonly events: number;
+  readonly deliveries: number;
+}
+
+/**
+ * Turns undispatched outbox events into deliveries, one per event and subscription owed it, and
+ * marks the events dispatched, in one transaction: an event is fanned out exactly once even with
+ * several workers (PostgreSQL: the rows are locked, others skip them; SQLite: one writer). Only
+ * `active` subscriptions get deliveries: events that occur while one is paused are not queued for it.
+ */
+export async function fanOut({ db, clock }: Deps, batch = FAN_OUT_BATCH): Promise<FannedOut> {
+  return db.transaction(async (trx) => {
+    const pending = trx<OutboxEventRow>('outbox_events')
+      .whereNull('dispatched_at')
+      .orderBy([{ column: 'occurred_at' }, { column: 'id' }])
+      .limit(batch)
+      .select('id', 'store_id', 'installation_id', 'type');
+    const events = await (isPostgres(trx) ? pending.forUpdate().skipLocked() : pending);
+    if (events.length === 0) return { events: 0, deliveries: 0 };
+    const now = clock.now();
+    const subscriptions = await trx<FanOutSubscription>('webhook_subscriptions as s')
+      .join('installations as i', 'i.id', 's.installation_id')
+      .whereIn('s.store_id', [...new Set(events.map((event) => event.store_id))])
+      .where('s.state', 'active')
+      .select('s.id', 's.store_id', 's.installation_id', 's.event_types', 'i.status as installation_status', 'i.granted_scopes');
+    const deliveries = events.flatMap((event) =>
+      subscriptions
+        .filter((subscription) => subscription.store_id === event.store_id && isOwed(subscription, event))
+        .map((subscription) => newDelivery(subscription.id, event.id, event.type, now)),
+    );
+    for (let start = 0; start < deliveries.length; start += INSERT_CHUNK) await trx('webhook_deliveries').insert(deliveries.slice(start, start + INSERT_CHUNK));
+    await trx('outbox_events')
+      .whereIn(
+        'id',
+        events.map((event) => event.id),
+      )
+      .update({ dispatched_at: now });
+    return { events: events.length, deliveries: deliveries.length };
+  });
+}
+
+const newDelivery = (subscriptionId: string, eventId: string, eventType: string, now: number) => ({
+  subscription_id: subscriptionId,
+  event_id: eventId,
+  event_type: eventType,
+  kind: 'event',
+  state: 'pending',
+  attempts: 0,
+  next_attempt_at: now,
+  created_at: now,
+});

@@ -1,0 +1,183 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import request from 'supertest';
+import { createApp } from '../../src/app';
+import { LISTENER_NAME } from '../../src/db/notifications';
+import { createDispatcher, type Dispatcher } from '../../src/jobs/webhook-dispatcher';
+import { recordEvent } from '../../src/platform/outbox';
+import { createServices, type Services } from '../../src/platform/services';
+import { testDatabases } from '../support/databases';
+import { createTestStore, localOnlyResolver, suiteHarness } from '../support/harness';
+import { type Receiver, startReceiver } from '../support/webhook-receiver';
+import { installSubscriber, postReplay, subscribe } from '../support/webhooks';
+
+/**
+ * Longer than any test here may run: a dispatcher that waited for its poll even once would not
+ * finish, so delivering at all shows that it never slept with work waiting.
+ */
+const NEVER_MS = 3_600_000;
+const BACKLOG = 300;
+
+describe.each(testDatabases())('the webhook dispatcher on $name', (testDatabase) => {
+  const h = suiteHarness(testDatabase);
+  let receiver: Receiver;
+  let services: Services;
+  const running: Dispatcher[] = [];
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    h.atEnd(() => receiver.close());
+    h.atEnd(async () => {
+      await Promise.all(running.map((dispatcher) => dispatcher.stop()));
+    });
+    services = createServices({
+      db: h.db,
+      clock: h.clock,
+      rateLimits: { perInstallation: 1000, perClient: 1000 },
+      webhooks: { environment: 'test', resolve: localOnlyResolver },
+    });
+  });
+
+  /** Fails the test, rather than waiting for jest's own timeout, when the condition never comes. */
+  async function until(condition: () => Promise<boolean> | boolean, what: string): Promise<void> {
+    const deadline = Date.now() + 30_000;
+    while (!(await condition())) {
+      if (Date.now() > deadline) throw new Error(`Timed out waiting until ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  function started(options: Parameters<typeof createDispatcher>[1] = {}): Dispatcher {
+    const dispatcher = createDispatcher(services, { pollMs: NEVER_MS, ...options });
+    running.push(dispatcher);
+    dispatcher.start();
+    return dispatcher;
+  }
+
+  async function stopped(dispatcher: Dispatcher): Promise<void> {
+    running.splice(running.indexOf(dispatcher), 1);
+    await dispatcher.stop();
+  }
+
+  /** A store whose installed app subscribes to product.created at a receiver path of its own. */
+  async function subscribedStore(): Promise<{ storeId: string; subscriptionId: string; path: string; writer: string; subscriber: string }> {
+    const store = await createTestStore(h);
+    const subscriber = await installSubscriber(h, store, ['products:read']);
+    const writer = await installSubscriber(h, store, ['products:read', 'products:write']);
+    const path = `/hooks/${randomUUID()}`;
+    const { id } = await subscribe(h, store.store.id, subscriber, { endpoint_url: receiver.url(path), event_types: ['product.created'] });
+    return { storeId: store.store.id, subscriptionId: id, path, writer: writer.token, subscriber: subscriber.token };
+  }
+
+  const productEvent = (storeId: string, index: number) => ({
+    type: 'product.created',
+    storeId,
+    installationId: null,
+    occurredAt: h.clock.now(),
+    data: { product: { id: index + 1, name: `Backlog ${index}` } },
+  });
+
+  const succeeded = async (subscriptionId: string) =>
+    Number((await h.db('webhook_deliveries').where({ subscription_id: subscriptionId, state: 'succeeded' }).count({ n: '*' }))[0]?.n ?? 0);
+
+  it(`drains a backlog of ${BACKLOG} events to one subscription without waiting for a poll while work is waiting`, async () => {
+    // One subscription holds at most 4 attempts at once: every few attempts the dispatcher has to
+    // claim again, each time after attempts end while it is busy with the database, which is when
+    // it used to miss that they had ended and sleep its poll out.
+    const target = await subscribedStore();
+    receiver.answer(target.path, 204);
+    await h.db.transaction(async (trx) => {
+      for (let index = 0; index < BACKLOG; index += 1) await recordEvent(trx, productEvent(target.storeId, index));
+    });
+    const dispatcher = started();
+    try {
+      await until(async () => (await succeeded(target.subscriptionId)) === BACKLOG, 'the backlog is delivered');
+    } finally {
+      await stopped(dispatcher);
+    }
+    const ids = receiver.receivedAt(target.path).map((delivery) => String(delivery.headers['webhook-id']));
+    expect(new Set(ids).size).toBe(BACKLOG);
+    expect(ids).toHaveLength(BACKLOG);
+  });
+
+  it('is woken from its idle wait by a commit of another connection pool, as another instance makes it, again and again', async () => {
+    const target = await subscribedStore();
+    const dispatcher = started();
+    const other = await testDatabase.openAnother();
+    const elsewhere = createApp({
+      config: { validateResponses: true, exposeInternalErrors: true },
+      services: createServices({ db: other, clock: h.clock, rateLimits: { perInstallation: 1000, perClient: 1000 } }),
+    });
+    try {
+      // Each product is written only once the one before was delivered: the dispatcher is idle, with
+      // nothing to claim, when the commit comes, and only that commit can wake it.
+      for (let index = 1; index <= 3; index += 1) {
+        await request(elsewhere)
+          .post(`/stores/${target.storeId}/v1/products`)
+          .set('Authorization', `Bearer ${target.writer}`)
+          .set('Idempotency-Key', randomUUID())
+          .send({ name: `Written elsewhere ${index}`, product_kind: 'physical' })
+          .expect(201);
+        await until(() => receiver.receivedAt(target.path).length === index, `product ${index} is delivered`);
+      }
+    } finally {
+      await stopped(dispatcher);
+    }
+    const names = receiver.receivedAt(target.path).map((delivery) => (JSON.parse(delivery.body) as { data: { product: { name: string } } }).data.product.name);
+    expect(names).toEqual(['Written elsewhere 1', 'Written elsewhere 2', 'Written elsewhere 3']);
+  });
+
+  it('is woken by a replay, which queues deliveries without writing the outbox', async () => {
+    const target = await subscribedStore();
+    const from = h.clock.now();
+    await h.db.transaction(async (trx) => {
+      for (let index = 0; index < 5; index += 1) await recordEvent(trx, productEvent(target.storeId, index));
+    });
+    const dispatcher = started();
+    try {
+      await until(async () => (await succeeded(target.subscriptionId)) === 5, 'the events are delivered');
+      h.clock.advance(1000);
+      const replay = await postReplay(h.app, target.storeId, target.subscriber, target.subscriptionId, {
+        from: new Date(from).toISOString(),
+        to: new Date(h.clock.now()).toISOString(),
+      });
+      expect({ status: replay.status, count: replay.body.data.events_count }).toEqual({ status: 202, count: 5 });
+      await until(() => receiver.receivedAt(target.path).length === 10, 'the replay is delivered');
+    } finally {
+      await stopped(dispatcher);
+    }
+  });
+
+  if (testDatabase.name === 'postgres') {
+    /** The backend pid of this suite's listening connection, once there is one. */
+    const listenerPid = async (db: Knex): Promise<number | undefined> => {
+      const { rows } = (await db.raw(
+        "select pid from pg_stat_activity where datname = current_database() and application_name = left(? || current_schema(), 63) and query ilike 'listen%'",
+        [LISTENER_NAME],
+      )) as { rows: { pid: number }[] };
+      return rows[0]?.pid;
+    };
+
+    it('listens again when its connection is cut, and is woken by the next commit', async () => {
+      const target = await subscribedStore();
+      const dispatcher = started();
+      try {
+        let cut: number | undefined;
+        await until(async () => {
+          cut = await listenerPid(h.db);
+          return cut !== undefined;
+        }, 'the dispatcher listens');
+        await h.db.raw('select pg_terminate_backend(?)', [cut as number]);
+        await until(async () => {
+          const pid = await listenerPid(h.db);
+          return pid !== undefined && pid !== cut;
+        }, 'it listens on a new connection');
+        const other = await testDatabase.openAnother();
+        await recordEvent(other, productEvent(target.storeId, 0));
+        await until(() => receiver.receivedAt(target.path).length === 1, 'the event is delivered');
+      } finally {
+        await stopped(dispatcher);
+      }
+    });
+  }
+});

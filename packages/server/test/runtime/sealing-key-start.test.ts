@@ -1,0 +1,141 @@
+/**
+ * The built server and `svc worker` as an operator starts them, with sealing keys that do not fit
+ * the database: each refuses with one line that says which key was expected and what to do, and
+ * exits 1. The keys' own settings (both forms set, a bad entry of SECRET_KEYS) stop the start too.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { derivedKey, keyIdOf } from '../../src/credentials/sealing';
+import {
+  builtCli,
+  ensureBuilt,
+  freshPostgresDatabase,
+  repositoryRoot,
+  type ServerRun,
+  startBuiltServer,
+  statusOf,
+  tempDataDir,
+  until,
+} from '../support/built-server';
+import { recordSkip } from '../support/skips';
+
+jest.setTimeout(120_000);
+
+const [FIRST, SECOND] = [derivedKey('start: first key'), derivedKey('start: second key')];
+const hex = (key: Buffer) => key.toString('hex');
+const running: ServerRun[] = [];
+
+function start(settings: Record<string, string>): ServerRun {
+  const run = startBuiltServer(settings);
+  running.push(run);
+  return run;
+}
+
+/** Starts a server, waits until it is ready, and stops it (exit 0): the database's check is written by then. */
+async function serveOnce(settings: Record<string, string>): Promise<void> {
+  const run = start({ SHUTDOWN_DELAY_MS: '0', ...settings });
+  const base = `http://127.0.0.1:${await run.port()}`;
+  await until(async () => (await statusOf(`${base}/readyz`)) === 200);
+  run.child.kill('SIGTERM');
+  expect(await run.exited).toBe(0);
+}
+
+/** The one line a start with `key` prints on a database checked under `expected`. */
+const refusal = (expected: Buffer, key: Buffer) =>
+  `SECRET_KEY does not open this database's sealed values (key id ${keyIdOf(expected)} expected, this key is ${keyIdOf(key)}): give every instance the same SECRET_KEY or SECRET_KEYS`;
+
+async function expectRefused(settings: Record<string, string>, line: string): Promise<void> {
+  const run = start(settings);
+  expect(await run.exited).toBe(1);
+  expect(run.stderr).toBe(`${line}\n`);
+}
+
+beforeAll(() => ensureBuilt());
+
+afterEach(async () => {
+  for (const run of running.splice(0)) {
+    if (run.child.exitCode === null && run.child.signalCode === null) {
+      run.child.kill('SIGKILL');
+      await run.exited;
+    }
+  }
+});
+
+describe('sealing keys at start on SQLite', () => {
+  it('refuses a start whose key does not open the database, with one line; the first key, or a ring holding it, starts', async () => {
+    const dataDir = tempDataDir();
+    await serveOnce({ DATA_DIR: dataDir, SECRET_KEY: hex(FIRST) });
+    await expectRefused({ DATA_DIR: dataDir, SECRET_KEY: hex(SECOND) }, refusal(FIRST, SECOND));
+    await serveOnce({ DATA_DIR: dataDir, SECRET_KEYS: `${hex(SECOND)},${hex(FIRST)}` });
+  });
+
+  it('refuses svc worker with a key that does not open the database, with one line and exit 1', async () => {
+    const dataDir = tempDataDir();
+    await serveOnce({ DATA_DIR: dataDir, SECRET_KEY: hex(FIRST) });
+    const worker = promisify(execFile)(process.execPath, [builtCli, 'worker'], {
+      cwd: repositoryRoot,
+      env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, SECRET_KEY: hex(SECOND) },
+    });
+    await expect(worker).rejects.toMatchObject({ code: 1, stdout: '', stderr: `error: ${refusal(FIRST, SECOND)}\n` });
+  });
+
+  it.each([
+    [
+      'SECRET_KEY and SECRET_KEYS both set',
+      { SECRET_KEY: hex(FIRST), SECRET_KEYS: hex(FIRST) },
+      'SECRET_KEY and SECRET_KEYS are both set: keep one (SECRET_KEYS=new,old while rotating, SECRET_KEY for a single key)',
+    ],
+    [
+      'a bad entry of SECRET_KEYS',
+      { SECRET_KEYS: `${hex(FIRST)},not-a-key` },
+      'SECRET_KEYS entry 2 must be 32 bytes as 64 hex digits or base64 (openssl rand -hex 32)',
+    ],
+    ['a key twice in SECRET_KEYS', { SECRET_KEYS: `${hex(FIRST)},${hex(FIRST)}` }, 'SECRET_KEYS entry 2 repeats an earlier key'],
+  ])('%s stops the start with one line, echoing no key', async (_case, settings, line) => {
+    const run = start({ DATA_DIR: tempDataDir(), ...settings });
+    expect(await run.exited).toBe(1);
+    expect(run.stderr).toBe(`${line}\n`);
+    expect(run.stderr).not.toContain(hex(FIRST));
+    expect(run.stdout).toBe('');
+  });
+});
+
+const pgUrl = process.env.TEST_DATABASE_URL;
+if (!pgUrl)
+  recordSkip({
+    suite: 'sealing keys at start on PostgreSQL',
+    reason: 'TEST_DATABASE_URL is not set',
+    howToRun: 'set TEST_DATABASE_URL to a postgres:// URL',
+  });
+const onPostgres = pgUrl ? describe : describe.skip;
+
+onPostgres('sealing keys at start on PostgreSQL', () => {
+  const adminUrl = pgUrl as string;
+
+  it('refuses a development instance without SECRET_KEY instead of making a key of its own', async () => {
+    const database = await freshPostgresDatabase(adminUrl);
+    try {
+      await expectRefused(
+        { DATABASE_URL: database.url, DATA_DIR: tempDataDir() },
+        "SECRET_KEY is required with DATABASE_URL: every instance on one PostgreSQL database must seal with the same key, and a key made in DATA_DIR is this machine's own (openssl rand -hex 32, then give every instance that SECRET_KEY)",
+      );
+    } finally {
+      await database.drop();
+    }
+  });
+
+  it('refuses a second instance whose key differs from the first one, while the first serves', async () => {
+    const database = await freshPostgresDatabase(adminUrl);
+    try {
+      const first = start({ DATABASE_URL: database.url, DATA_DIR: tempDataDir(), SECRET_KEY: hex(FIRST), SHUTDOWN_DELAY_MS: '0' });
+      const base = `http://127.0.0.1:${await first.port()}`;
+      await until(async () => (await statusOf(`${base}/readyz`)) === 200);
+      await expectRefused({ DATABASE_URL: database.url, DATA_DIR: tempDataDir(), SECRET_KEY: hex(SECOND) }, refusal(FIRST, SECOND));
+      await serveOnce({ DATABASE_URL: database.url, DATA_DIR: tempDataDir(), SECRET_KEY: hex(FIRST) });
+      first.child.kill('SIGTERM');
+      expect(await first.exited).toBe(0);
+    } finally {
+      await database.drop();
+    }
+  });
+});
