@@ -7,7 +7,7 @@ import { tokenOperationsExpiry } from '../oauth/operations';
 import { authorizationCodesExpiry } from '../oauth/token-endpoint';
 import { deleteExpired, type ExpiryRule, expiresAtRule, SWEEP_LIMITS, type SweepLimits, type TableSweep } from '../platform/housekeeping';
 import { outboxEventsExpiry } from '../platform/outbox';
-import { rateLimitWindowsExpiry } from '../platform/rate-limit';
+import { apiQuotaCountersExpiry } from '../platform/rate-limit';
 import type { Deps } from '../platform/services';
 
 /** Every table whose rows expire, with the rule that says when (beside the code that writes it). */
@@ -19,7 +19,7 @@ export const EXPIRY_RULES: readonly ExpiryRule[] = [
   authorizationCodesExpiry,
   launchTokensExpiry,
   tokenOperationsExpiry,
-  rateLimitWindowsExpiry,
+  apiQuotaCountersExpiry,
   signInLimitsExpiry,
   outboxEventsExpiry,
   webhookDeliveriesExpiry,
