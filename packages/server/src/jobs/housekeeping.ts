@@ -48,6 +48,11 @@ export interface HousekeepingSchedule {
 
 export interface ScheduleOptions {
   readonly everyMs?: number;
+  /**
+   * The leadership among the instances on the database (db/dialect.ts): a run is due only in the
+   * process that holds it, so a fleet sweeps once, not once per process. Unset: every tick runs.
+   */
+  readonly leader?: { readonly held: boolean };
   readonly log: (line: string) => void;
   readonly logError: (line: string) => void;
 }
@@ -59,11 +64,11 @@ export interface ScheduleOptions {
  */
 export function scheduleHousekeeping(
   run: () => Promise<readonly TableSweep[]>,
-  { everyMs = HOUSEKEEPING_EVERY_MS, log, logError }: ScheduleOptions,
+  { everyMs = HOUSEKEEPING_EVERY_MS, leader, log, logError }: ScheduleOptions,
 ): HousekeepingSchedule {
   let running: Promise<void> | undefined;
   const tick = () => {
-    if (running) return;
+    if (running || (leader && !leader.held)) return;
     running = run()
       .then(
         (sweeps) => {

@@ -307,6 +307,24 @@ describe('the housekeeping timer', () => {
     expect(run).toHaveBeenCalledTimes(1);
   });
 
+  it('runs only in the process that leads: another instance sweeps nothing until it takes the lead', async () => {
+    const leader = { held: true };
+    const other = { held: false };
+    const [leaderRun, otherRun] = [jest.fn(async () => sweeps(0)), jest.fn(async () => sweeps(0))];
+    const schedules = [
+      scheduleHousekeeping(leaderRun, { everyMs: 1000, leader, log: () => {}, logError: () => {} }),
+      scheduleHousekeeping(otherRun, { everyMs: 1000, leader: other, log: () => {}, logError: () => {} }),
+    ];
+    await jest.advanceTimersByTimeAsync(3000);
+    expect([leaderRun.mock.calls.length, otherRun.mock.calls.length]).toEqual([3, 0]);
+    // The leader stops; the other instance takes the lead (holdLeadership) and its next tick sweeps.
+    leader.held = false;
+    other.held = true;
+    await jest.advanceTimersByTimeAsync(2000);
+    expect([leaderRun.mock.calls.length, otherRun.mock.calls.length]).toEqual([3, 2]);
+    for (const schedule of schedules) await schedule.stop();
+  });
+
   it('describes a run that stopped at the cap', () => {
     expect(describeSweeps([{ table: 'launch_tokens', deleted: 100, statements: 1, capped: true }, ...sweeps(0)])).toBe(
       'deleted 100 launch_tokens (more remain in launch_tokens)',
