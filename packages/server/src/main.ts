@@ -3,6 +3,7 @@ import { createApp } from './app';
 import { type Config, ConfigError, loadConfig } from './core/config';
 import { waitForDatabase } from './db/availability';
 import { createDatabase, describeDatabase } from './db/connection';
+import { holdLeadership } from './db/dialect';
 import { migrateToLatest } from './db/migrate';
 import { bufferedOutput, createLogger, type Logger } from './http/request-log';
 import { runHousekeeping, scheduleHousekeeping } from './jobs/housekeeping';
@@ -11,7 +12,9 @@ import { installDirectly } from './oauth/direct-install';
 import type { TokenResponse } from './oauth/token-endpoint';
 import { verifySealingKey } from './platform/sealing-key';
 import { type Services, servicesFromConfig } from './platform/services';
+import { announceListening, isClusterWorker, joinCluster, runPrimary } from './runtime/cluster';
 import { listen, StartError } from './runtime/http-server';
+import { claimDataDirectory } from './runtime/one-writer';
 import { handleShutdown, pause, type Shutdown } from './runtime/shutdown';
 import { DEMO_ACTIVITY, DEMO_OWNER, type DemoSeed, seedDemo, simulateDemoActivity } from './seeds/demo';
 
@@ -25,8 +28,25 @@ const STOP_MARGIN_MS = 4_000;
 type Say = (line: string, fields?: Record<string, unknown>) => void;
 
 function sayerOf(config: Config, logger: Logger): Say {
-  if (config.environment === 'production') return (line, fields) => logger.info(fields ?? {}, line.replace(/\s+/g, ' ').trim());
+  // A server process of a cluster logs: the banner is the primary's.
+  if (config.environment === 'production' || isClusterWorker()) return (line, fields) => logger.info(fields ?? {}, line.replace(/\s+/g, ' ').trim());
   return (line) => console.log(line);
+}
+
+/** The banner's lines: where each part of the service answers. */
+function announce(say: Say, config: Config, port: number): void {
+  const base = `http://localhost:${port}`;
+  const processes = config.webConcurrency > 1 ? `, ${config.webConcurrency} processes` : '';
+  say(`Store API  ${base}/stores/{storeId}/v1   (${describeDatabase(config)}${processes})`, {
+    port,
+    database: describeDatabase(config),
+    processes: config.webConcurrency,
+  });
+  say(`OAuth      ${base}/oauth/authorize`);
+  say(`API docs   ${base}/docs`);
+  say(`OpenAPI    ${base}/openapi.json`);
+  say(`Dashboard  ${base}/dashboard`);
+  say(`Probes     ${base}/livez  ${base}/readyz`);
 }
 
 async function main(): Promise<void> {
@@ -34,15 +54,26 @@ async function main(): Promise<void> {
   // A person at a terminal reads pretty lines; a collector reading a pipe or file gets JSON written in the background.
   const logger = createLogger({ level: config.logLevel, environment: config.environment }, process.stdout.isTTY ? process.stdout : bufferedOutput(1));
   const say = sayerOf(config, logger);
-  const shutdown = handleShutdown({
-    deadlineMs: config.shutdown.delayMs + config.shutdown.timeoutMs + STOP_MARGIN_MS,
-    log: { info: (message) => logger.info(message), error: (message, error) => logger.error(error === undefined ? {} : { err: error }, message) },
-  });
+  const deadlineMs = config.shutdown.delayMs + config.shutdown.timeoutMs + STOP_MARGIN_MS;
+  const log = {
+    info: (message: string) => logger.info(message),
+    error: (message: string, error?: unknown) => logger.error(error === undefined ? {} : { err: error }, message),
+  };
+  if (config.webConcurrency > 1 && !isClusterWorker()) {
+    // The primary's stop outlasts its processes' own deadline.
+    runPrimary({ processes: config.webConcurrency, deadlineMs: deadlineMs + STOP_MARGIN_MS, log, onListening: (port) => announce(say, config, port) });
+    return;
+  }
+  const shutdown = handleShutdown({ deadlineMs, log });
+  joinCluster(shutdown);
+  // SQLite: one server process per data directory; a second one stops here (runtime/one-writer.ts).
+  const claim = config.databaseUrl ? undefined : claimDataDirectory(config.dataDir);
   const database = createDatabase(config);
   // The stop's steps, in order: serving ends (once there is a server), then the pool, then the logs.
   let stopServing = async (): Promise<void> => undefined;
   shutdown.onStop(() => stopServing());
   shutdown.onStop(() => database.destroy());
+  shutdown.onStop(() => claim?.release());
   shutdown.onStop(() => new Promise<void>((resolve) => logger.flush(() => resolve())));
   try {
     await prepareDatabase(config, database, logger, say, shutdown);
@@ -56,17 +87,24 @@ async function main(): Promise<void> {
   const app = createApp({ config, services, logger });
   const listening = await listen(app, config.port, config.shutdown.timeoutMs);
   const base = `http://localhost:${listening.port}`;
-  say(`Store API  ${base}/stores/{storeId}/v1   (${describeDatabase(config)})`, { port: listening.port, database: describeDatabase(config) });
-  say(`OAuth      ${base}/oauth/authorize`);
-  say(`API docs   ${base}/docs`);
-  say(`OpenAPI    ${base}/openapi.json`);
-  say(`Dashboard  ${base}/dashboard`);
-  say(`Probes     ${base}/livez  ${base}/readyz`);
+  if (isClusterWorker()) {
+    logger.info({ port: listening.port }, `Server process ${process.pid} listening`);
+    announceListening(listening.port);
+  } else announce(say, config, listening.port);
   if (demo) {
     printDemo(base, demo);
     void simulateDemo(services, base, demo, shutdown.signal);
   }
+  // One process among every instance on the database runs housekeeping: the leader (db/dialect.ts).
+  const leadership = holdLeadership(
+    database,
+    // On SQLite the one process leads: nothing to say.
+    config.databaseUrl
+      ? { onChange: (held) => logger.info(held ? `Housekeeping leader: process ${process.pid}` : `Housekeeping leader no more: process ${process.pid}`) }
+      : {},
+  );
   const housekeeping = scheduleHousekeeping(() => runHousekeeping(services), {
+    leader: leadership,
     log: (message) => logger.info(message),
     logError: (message) => logger.error(message),
   });
@@ -76,7 +114,7 @@ async function main(): Promise<void> {
   stopServing = async () => {
     services.readiness.drain();
     // Background work stops claiming at once and finishes beside the HTTP drain (its attempts end within 15 s).
-    const background = Promise.all([housekeeping.stop(), ...dispatchers.map((dispatcher) => dispatcher.stop())]);
+    const background = Promise.all([housekeeping.stop().then(() => leadership.stop()), ...dispatchers.map((dispatcher) => dispatcher.stop())]);
     await pause(config.shutdown.delayMs);
     await listening.terminate();
     await background;

@@ -47,6 +47,8 @@ export interface ShutdownConfig {
 export interface Config {
   readonly environment: Environment;
   readonly port: number;
+  /** `WEB_CONCURRENCY`: server processes sharing the port (node's cluster module); more than 1 on PostgreSQL only. */
+  readonly webConcurrency: number;
   /** PostgreSQL when set (`postgres://...`); otherwise SQLite in `dataDir`. */
   readonly databaseUrl: string | undefined;
   readonly dataDir: string;
@@ -274,6 +276,9 @@ const origins = z
     return entries;
   });
 
+/** More server processes than this on one machine would only share its cores more thinly (and open DATABASE_POOL_MAX connections each). */
+export const MAX_WEB_CONCURRENCY = 64;
+
 export const SETTINGS = {
   NODE_ENV: setting(
     'Where the service runs. `production` needs `SECRET_KEY` (or `SECRET_KEYS`), writes JSON logs only, hides internal error messages and does not check answers against the spec; anything else is refused.',
@@ -281,6 +286,11 @@ export const SETTINGS = {
     oneOf(ENVIRONMENTS, 'development'),
   ),
   PORT: setting('The HTTP port, 0–65535 (0: any free port, which the start line names).', '`3000`', decimal('from 0 to 65535', 0, 65535, 3000)),
+  WEB_CONCURRENCY: setting(
+    `Server processes on this machine sharing \`PORT\` (node's cluster module: one listener, requests spread over the processes); one per core is the usual choice. Above 1 on PostgreSQL only: SQLite has one server process. At most ${MAX_WEB_CONCURRENCY}.`,
+    '`1`',
+    decimal(`from 1 to ${MAX_WEB_CONCURRENCY}`, 1, MAX_WEB_CONCURRENCY, 1),
+  ),
   DATABASE_URL: setting('PostgreSQL (`postgres://user:password@host:5432/db`). Unset: SQLite in `DATA_DIR`, for one process.', 'unset (SQLite)', databaseUrl),
   DATA_DIR: setting(
     'Where SQLite keeps its file (and, on SQLite outside production, the development sealing key).',
@@ -358,6 +368,14 @@ function crossChecks(values: Values): string[] {
   } else if (values.NODE_ENV === 'production' && !values.SECRET_KEY && !values.SECRET_KEYS) {
     problems.push('SECRET_KEY is required in production: 32 random bytes as 64 hex digits or base64 (openssl rand -hex 32), or SECRET_KEYS while rotating');
   }
+  if (values.WEB_CONCURRENCY > 1 && !values.DATABASE_URL) {
+    problems.push(
+      `WEB_CONCURRENCY=${values.WEB_CONCURRENCY} needs PostgreSQL (DATABASE_URL): on SQLite one server process serves the data directory (its quotas and housekeeping live in it); leave WEB_CONCURRENCY at 1`,
+    );
+  }
+  if (values.WEB_CONCURRENCY > 1 && values.SEED_DEMO) {
+    problems.push('SEED_DEMO seeds from one server process: start once with WEB_CONCURRENCY=1 to seed, then with more');
+  }
   if (values.NODE_ENV === 'production' && values.SEED_DEMO) {
     problems.push("SEED_DEMO is refused in production: the demo owner's password is public");
   }
@@ -396,6 +414,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     environment,
     port: values.PORT,
+    webConcurrency: values.WEB_CONCURRENCY,
     databaseUrl: values.DATABASE_URL,
     dataDir: path.resolve(values.DATA_DIR || path.join(repositoryRoot, 'data')),
     database: {

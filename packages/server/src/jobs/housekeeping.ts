@@ -7,7 +7,7 @@ import { tokenOperationsExpiry } from '../oauth/operations';
 import { authorizationCodesExpiry } from '../oauth/token-endpoint';
 import { deleteExpired, type ExpiryRule, expiresAtRule, SWEEP_LIMITS, type SweepLimits, type TableSweep } from '../platform/housekeeping';
 import { outboxEventsExpiry } from '../platform/outbox';
-import { rateLimitWindowsExpiry } from '../platform/rate-limit';
+import { apiQuotaCountersExpiry } from '../platform/rate-limit';
 import type { Deps } from '../platform/services';
 
 /** Every table whose rows expire, with the rule that says when (beside the code that writes it). */
@@ -19,7 +19,7 @@ export const EXPIRY_RULES: readonly ExpiryRule[] = [
   authorizationCodesExpiry,
   launchTokensExpiry,
   tokenOperationsExpiry,
-  rateLimitWindowsExpiry,
+  apiQuotaCountersExpiry,
   signInLimitsExpiry,
   outboxEventsExpiry,
   webhookDeliveriesExpiry,
@@ -48,6 +48,11 @@ export interface HousekeepingSchedule {
 
 export interface ScheduleOptions {
   readonly everyMs?: number;
+  /**
+   * The leadership among the instances on the database (db/dialect.ts): a run is due only in the
+   * process that holds it, so a fleet sweeps once, not once per process. Unset: every tick runs.
+   */
+  readonly leader?: { readonly held: boolean };
   readonly log: (line: string) => void;
   readonly logError: (line: string) => void;
 }
@@ -59,11 +64,11 @@ export interface ScheduleOptions {
  */
 export function scheduleHousekeeping(
   run: () => Promise<readonly TableSweep[]>,
-  { everyMs = HOUSEKEEPING_EVERY_MS, log, logError }: ScheduleOptions,
+  { everyMs = HOUSEKEEPING_EVERY_MS, leader, log, logError }: ScheduleOptions,
 ): HousekeepingSchedule {
   let running: Promise<void> | undefined;
   const tick = () => {
-    if (running) return;
+    if (running || (leader && !leader.held)) return;
     running = run()
       .then(
         (sweeps) => {

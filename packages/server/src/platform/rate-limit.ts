@@ -1,13 +1,15 @@
 import type { Knex } from 'knex';
-import type { Clock } from '../core/clock';
+import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { ApiError } from '../core/errors';
+import { isPostgres } from '../db/dialect';
 import type { ExpiryRule } from './housekeeping';
 
-/** One fixed window of a quota, as the IETF RateLimit header fields describe it. */
+/** One window of a quota, as the IETF RateLimit header fields describe it. */
 export interface Quota {
   /** The policy name in the headers: `installation` or `client`. */
   policy: string;
   limit: number;
+  /** Whole seconds (rate-limiter-flexible counts windows in seconds). */
   windowMs: number;
 }
 
@@ -17,71 +19,78 @@ export interface RateDecision {
   resetSeconds: number;
 }
 
-/** Counts hits per bucket per window; shared by every instance when it lives in the database. */
-export interface HitCounter {
-  hit(bucket: string, windowStart: number): Promise<number>;
-}
-
-/** Buckets kept in memory before windows that have passed are swept (keys can be chosen by callers). */
-const MEMORY_BUCKETS = 10_000;
-
-/** For SQLite (one process): counts in memory, forgetting windows that have passed. */
-export function memoryCounter(): HitCounter {
-  const windows = new Map<string, { start: number; hits: number }>();
-  return {
-    async hit(bucket, windowStart) {
-      if (windows.size >= MEMORY_BUCKETS) for (const [name, window] of windows) if (window.start < windowStart) windows.delete(name);
-      const current = windows.get(bucket);
-      const next = current && current.start === windowStart ? { start: windowStart, hits: current.hits + 1 } : { start: windowStart, hits: 1 };
-      windows.set(bucket, next);
-      return next.hits;
-    },
-  };
-}
-
-/**
- * The longest window a quota may have. Rows do not record their window's length, so a window is
- * known to have passed once this long after its start; `take` refuses a longer quota, whose counts
- * would otherwise be deleted while its window runs.
- */
-export const MAX_QUOTA_WINDOW_MS = 60_000;
-
-/** Windows that have passed count nothing any more. */
-export const rateLimitWindowsExpiry: ExpiryRule = {
-  table: 'rate_limit_windows',
-  key: ['bucket', 'window_start'],
-  expired: (rows, now) => rows.where('window_start', '<=', now - MAX_QUOTA_WINDOW_MS),
-};
-
-/** For PostgreSQL (several instances): one upsert per hit; the housekeeping job deletes passed windows. */
-export function databaseCounter(db: Knex): HitCounter {
-  return {
-    async hit(bucket, windowStart) {
-      const [row] = await db('rate_limit_windows')
-        .insert({ bucket, window_start: windowStart, hits: 1 })
-        .onConflict(['bucket', 'window_start'])
-        .merge({ hits: db.raw('rate_limit_windows.hits + 1') })
-        .returning('hits');
-      return Number((row as { hits: number }).hits);
-    },
-  };
-}
-
 export interface RateLimiter {
   take(quota: Quota, key: string): Promise<RateDecision>;
 }
 
-export function rateLimiter(counter: HitCounter, clock: Clock): RateLimiter {
+/** The table of `013_api_quota_counters`, rate-limiter-flexible's PostgreSQL store (its keys carry the policy). */
+export const API_QUOTAS_TABLE = 'api_quota_counters';
+/** Counters are deleted a minute after their window ends, so instances whose clocks differ a little agree. */
+export const QUOTA_COUNTERS_KEPT_MS = 60_000;
+
+/** The housekeeping job's rule for the counters (PostgreSQL; on SQLite the table stays empty). */
+export const apiQuotaCountersExpiry: ExpiryRule = {
+  table: API_QUOTAS_TABLE,
+  key: 'key',
+  expired: (rows, now) => rows.where('expire', '<=', now - QUOTA_COUNTERS_KEPT_MS),
+};
+
+/**
+ * A quota counter of rate-limiter-flexible. On PostgreSQL the counts are rows of the database, so
+ * every instance and every worker process of a fleet spends one quota per installation or client:
+ * one upsert per request (a named prepared statement, the round trip the fixed windows had). Once a
+ * key is over its limit, this process refuses it from memory until its window ends, without asking
+ * the database again. On SQLite there is one server process (runtime/one-writer.ts), so its memory
+ * holds the counts and a request costs no statement.
+ */
+function counterFor(db: Knex, quota: Quota): RateLimiterAbstract {
+  const options = { keyPrefix: quota.policy, points: quota.limit, duration: quota.windowMs / 1000 };
+  if (!isPostgres(db)) return new RateLimiterMemory(options);
+  return new RateLimiterPostgres({
+    ...options,
+    storeClient: db,
+    storeType: 'knex',
+    tableName: API_QUOTAS_TABLE,
+    tableCreated: true,
+    // The library's sweep timer would outlive a closed pool; housekeeping deletes passed windows instead.
+    clearExpiredByTimeout: false,
+    inMemoryBlockOnConsumed: quota.limit + 1,
+  });
+}
+
+const decisionOf = (state: RateLimiterRes, allowed: boolean): RateDecision => ({
+  allowed,
+  remaining: state.remainingPoints,
+  resetSeconds: Math.max(1, Math.ceil(state.msBeforeNext / 1000)),
+});
+
+/**
+ * Quotas per key over rate-limiter-flexible (docs/decisions.md, "API quotas on rate-limiter-flexible"):
+ * a key's window opens with its first request and lasts `windowMs`; the limit's requests pass, the
+ * next are refused until the window ends. The counters are made once per quota and kept.
+ */
+export function rateLimiter(db: Knex): RateLimiter {
+  const counters = new Map<string, RateLimiterAbstract>();
+  const counterOf = (quota: Quota): RateLimiterAbstract => {
+    const name = `${quota.policy}:${quota.limit}:${quota.windowMs}`;
+    let counter = counters.get(name);
+    if (!counter) {
+      if (!Number.isInteger(quota.windowMs / 1000) || quota.windowMs <= 0)
+        throw new Error(`Quota "${quota.policy}" has a ${quota.windowMs} ms window; windows are whole seconds`);
+      counter = counterFor(db, quota);
+      counters.set(name, counter);
+    }
+    return counter;
+  };
   return {
     async take(quota, key) {
-      if (quota.windowMs > MAX_QUOTA_WINDOW_MS)
-        throw new Error(`Quota "${quota.policy}" has a ${quota.windowMs} ms window; windows are kept ${MAX_QUOTA_WINDOW_MS} ms`);
-      const now = clock.now();
-      const windowStart = now - (now % quota.windowMs);
-      const hits = await counter.hit(`${quota.policy}:${key}`, windowStart);
-      const remaining = Math.max(0, quota.limit - hits);
-      const resetSeconds = Math.max(1, Math.ceil((windowStart + quota.windowMs - now) / 1000));
-      return { allowed: hits <= quota.limit, remaining, resetSeconds };
+      try {
+        return decisionOf(await counterOf(quota).consume(key), true);
+      } catch (refusal) {
+        // The library rejects with its result when the quota is spent, with an Error when the store failed.
+        if (refusal instanceof RateLimiterRes) return decisionOf(refusal, false);
+        throw refusal;
+      }
     },
   };
 }

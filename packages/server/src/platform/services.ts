@@ -6,7 +6,7 @@ import { type Config, ConfigError, type Environment } from '../core/config';
 import { QUOTA_WINDOW_MS } from '../core/limits';
 import { derivedKey, developmentKey, SECRET_KEY_FILE, type Sealer, sealerOf } from '../credentials/sealing';
 import { publishedApiVersions } from './api-versions';
-import { databaseCounter, memoryCounter, type Quota, type RateLimiter, rateLimiter } from './rate-limit';
+import { type Quota, type RateLimiter, rateLimiter } from './rate-limit';
 import { type Readiness, readinessOf } from './readiness';
 import { type AddressPolicy, httpTransport, type Resolver, type WebhookTransport } from './webhook-transport';
 
@@ -63,15 +63,14 @@ export interface ServiceOptions {
   apiVersions?: ApiVersionRegistry;
 }
 
-/** Rate-limit counters live in PostgreSQL when several instances share it, in memory on SQLite. */
+/** Quota counters live in PostgreSQL when several instances share it, in memory on SQLite (one server process). */
 export function createServices({ db, clock = systemClock, rateLimits, sealer, webhooks = {}, apiVersions = publishedApiVersions }: ServiceOptions): Services {
-  const counter = db.client.config.client === 'pg' ? databaseCounter(db) : memoryCounter();
   const environment = webhooks.environment ?? 'development';
   const policy: AddressPolicy = { allowLoopback: environment !== 'production' };
   return {
     db,
     clock,
-    limiter: rateLimiter(counter, clock),
+    limiter: rateLimiter(db),
     quotas: {
       installation: { policy: 'installation', limit: rateLimits.perInstallation, windowMs: QUOTA_WINDOW_MS },
       client: { policy: 'client', limit: rateLimits.perClient, windowMs: QUOTA_WINDOW_MS },

@@ -184,6 +184,21 @@ describe('configuration from the environment', () => {
       expect(() => loadConfig({ WEBHOOK_WORKERS: 'two' })).toThrow(/WEBHOOK_WORKERS/);
     });
 
+    it('serves from one process unless WEB_CONCURRENCY says more, on PostgreSQL only, up to a sane maximum', () => {
+      const pg = { DATABASE_URL: 'postgres://svc:svc@db:5432/svc', SECRET_KEY: 'a'.repeat(64) };
+      expect(loadConfig({}).webConcurrency).toBe(1);
+      expect(loadConfig({ ...pg, WEB_CONCURRENCY: '4' }).webConcurrency).toBe(4);
+      expect(loadConfig({ ...pg, WEB_CONCURRENCY: '64' }).webConcurrency).toBe(64);
+      expect(() => loadConfig({ ...pg, WEB_CONCURRENCY: '65' })).toThrow('WEB_CONCURRENCY must be a decimal integer from 1 to 64, not "65"');
+      expect(() => loadConfig({ ...pg, WEB_CONCURRENCY: '0' })).toThrow('WEB_CONCURRENCY must be a decimal integer from 1 to 64, not "0"');
+      expect(() => loadConfig({ ...pg, WEB_CONCURRENCY: 'max' })).toThrow(/WEB_CONCURRENCY must be/);
+      expect(loadConfig({ WEB_CONCURRENCY: '1' }).webConcurrency).toBe(1);
+      expect(() => loadConfig({ WEB_CONCURRENCY: '2' })).toThrow(
+        'WEB_CONCURRENCY=2 needs PostgreSQL (DATABASE_URL): on SQLite one server process serves the data directory',
+      );
+      expect(() => loadConfig({ ...pg, WEB_CONCURRENCY: '2', SEED_DEMO: 'true' })).toThrow(/SEED_DEMO seeds from one server process/);
+    });
+
     it('reads WEBHOOK_RETRY_SCHEDULE as comma-separated milliseconds, refusing anything else', () => {
       expect(loadConfig({}).webhooks.retryScheduleMs).toBeUndefined();
       expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '100, 200,0' }).webhooks.retryScheduleMs).toEqual([100, 200, 0]);

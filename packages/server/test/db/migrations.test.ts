@@ -19,7 +19,7 @@ const TABLES = [
   'dashboard_sessions',
   'outbox_events',
   'authorization_requests',
-  'rate_limit_windows',
+  'api_quota_counters',
   'service_keys',
   'idempotency_keys',
   'categories',
@@ -69,6 +69,7 @@ describe.each(testDatabases())('schema on $name', (testDatabase) => {
       '010_sealing_key_check',
       '011_api_versions',
       '012_delivery_claim_order',
+      '013_api_quota_counters',
     ]);
     for (const table of TABLES) expect(await database.schema.hasTable(table)).toBe(true);
     expect(await migrateToLatest(database)).toEqual([]);

@@ -7,6 +7,7 @@ import { endStoreMigration, startStoreMigration } from '../../src/platform/store
 import { expectError, me, refreshTokens, storeApi } from '../support/auth-steps';
 import { testDatabases } from '../support/databases';
 import { type AppFixture, createTestApp, createTestStore, type Harness, installWithTokens, type StoreFixture, suiteHarness } from '../support/harness';
+import { shiftableSystemTime } from '../support/system-time';
 
 /** 401 UNAUTHENTICATED with a Bearer challenge naming the realm. */
 function expectUnauthenticated(response: request.Response): void {
@@ -152,6 +153,7 @@ describe.each(testDatabases())('bearer authentication of the store API on $name'
 
 describe.each(testDatabases())('the per-installation rate limit on $name', (testDatabase) => {
   const h = suiteHarness(testDatabase, { rateLimits: { perInstallation: 2, perClient: 1000 } });
+  const systemTime = shiftableSystemTime();
   let store: StoreFixture;
 
   beforeAll(async () => {
@@ -175,6 +177,7 @@ describe.each(testDatabases())('the per-installation rate limit on $name', (test
 
     expect((await me(h.app, store.store.id, otherInstallation.access_token)).status).toBe(200);
     h.clock.advance(5000);
+    systemTime.advance(5000);
     expect((await me(h.app, store.store.id, tokens.access_token)).status).toBe(200);
   });
 });

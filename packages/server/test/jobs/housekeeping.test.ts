@@ -9,7 +9,7 @@ import { lookupOperation } from '../../src/oauth/operations';
 import { requestTokens } from '../../src/oauth/token-endpoint';
 import { LATE_USE_EXPLAINED_MS, type TableSweep } from '../../src/platform/housekeeping';
 import { uninstall } from '../../src/platform/installations';
-import { databaseCounter, MAX_QUOTA_WINDOW_MS, type Quota, rateLimiter } from '../../src/platform/rate-limit';
+import { API_QUOTAS_TABLE, QUOTA_COUNTERS_KEPT_MS } from '../../src/platform/rate-limit';
 import { REFRESH_MS } from '../../src/platform/tokens';
 import { testDatabases } from '../support/databases';
 import {
@@ -189,24 +189,12 @@ describe.each(testDatabases())('housekeeping on $name', (testDatabase) => {
     });
   });
 
-  describe('rate-limit windows', () => {
-    const quota: Quota = { policy: 'login', limit: 2, windowMs: MAX_QUOTA_WINDOW_MS };
-
-    it('are deleted once the longest window has passed; the current window keeps its count', async () => {
-      const limiter = rateLimiter(databaseCounter(h.db), h.clock);
-      h.clock.set(Math.ceil(h.clock.now() / MAX_QUOTA_WINDOW_MS) * MAX_QUOTA_WINDOW_MS); // a window's start
-      const windowStart = h.clock.now();
-      const email = `${randomUUID()}@example.com`;
-      await limiter.take(quota, email);
-      h.clock.advance(MAX_QUOTA_WINDOW_MS - 1);
-      await sweep();
-      expect((await limiter.take(quota, email)).remaining).toBe(0);
-      await expectKeptUntil('rate_limit_windows', { bucket: `login:${email}`, window_start: windowStart }, windowStart + MAX_QUOTA_WINDOW_MS);
-    });
-
-    it('cannot be outlived by a quota: a longer window is refused', async () => {
-      const limiter = rateLimiter(databaseCounter(h.db), h.clock);
-      await expect(limiter.take({ ...quota, windowMs: MAX_QUOTA_WINDOW_MS + 1 }, 'too-long')).rejects.toThrow(/window/);
+  describe('API quota counters', () => {
+    it('are deleted a minute after their window ends; a counter whose window runs is kept', async () => {
+      const key = `installation:${randomUUID()}`;
+      const expire = h.clock.now() + 5000;
+      await h.db(API_QUOTAS_TABLE).insert({ key, points: 3, expire });
+      await expectKeptUntil(API_QUOTAS_TABLE, { key }, expire + QUOTA_COUNTERS_KEPT_MS);
     });
   });
 
@@ -225,25 +213,25 @@ describe.each(testDatabases())('housekeeping on $name', (testDatabase) => {
       }
     }
 
-    async function windows(count: number, windowStart: number): Promise<string[]> {
-      const buckets = Array.from({ length: count }, () => `batch:${randomUUID()}`);
+    async function counters(count: number, expire: number): Promise<string[]> {
+      const keys = Array.from({ length: count }, () => `batch:${randomUUID()}`);
       await h.db.batchInsert(
-        'rate_limit_windows',
-        buckets.map((bucket) => ({ bucket, window_start: windowStart, hits: 1 })),
+        API_QUOTAS_TABLE,
+        keys.map((key) => ({ key, points: 1, expire })),
         500,
       );
-      return buckets;
+      return keys;
     }
 
-    const remaining = async (buckets: string[]) => Number((await h.db('rate_limit_windows').whereIn('bucket', buckets).count({ n: '*' }))[0]?.n);
+    const remaining = async (keys: string[]) => Number((await h.db(API_QUOTAS_TABLE).whereIn('key', keys).count({ n: '*' }))[0]?.n);
     const sweepOf = (sweeps: TableSweep[], table: string) => sweeps.find((each) => each.table === table);
 
     it('delete a backlog larger than one batch in one run, 1,000 rows a statement, and leave live rows alone', async () => {
       await sweep();
-      const expired = await windows(2500, h.clock.now() - MAX_QUOTA_WINDOW_MS);
-      const live = await windows(3, h.clock.now() - MAX_QUOTA_WINDOW_MS + 1);
-      const { result, statements } = await deletesOf('rate_limit_windows', sweep);
-      expect(sweepOf(result, 'rate_limit_windows')).toEqual({ table: 'rate_limit_windows', deleted: 2500, statements: 3, capped: false });
+      const expired = await counters(2500, h.clock.now() - QUOTA_COUNTERS_KEPT_MS);
+      const live = await counters(3, h.clock.now() - QUOTA_COUNTERS_KEPT_MS + 1);
+      const { result, statements } = await deletesOf(API_QUOTAS_TABLE, sweep);
+      expect(sweepOf(result, API_QUOTAS_TABLE)).toEqual({ table: API_QUOTAS_TABLE, deleted: 2500, statements: 3, capped: false });
       expect(statements).toHaveLength(3);
       expect(await remaining(expired)).toBe(0);
       expect(await remaining(live)).toBe(3);
@@ -251,27 +239,27 @@ describe.each(testDatabases())('housekeeping on $name', (testDatabase) => {
 
     it('stop at the per-run cap and leave the rest to the next run', async () => {
       await sweep();
-      const expired = await windows(5, h.clock.now() - MAX_QUOTA_WINDOW_MS);
+      const expired = await counters(5, h.clock.now() - QUOTA_COUNTERS_KEPT_MS);
       const limits = { batchRows: 2, maxRowsPerTable: 3 };
-      const first = await deletesOf('rate_limit_windows', () => runHousekeeping(h.services, limits));
-      expect(sweepOf(first.result, 'rate_limit_windows')).toEqual({ table: 'rate_limit_windows', deleted: 3, statements: 2, capped: true });
+      const first = await deletesOf(API_QUOTAS_TABLE, () => runHousekeeping(h.services, limits));
+      expect(sweepOf(first.result, API_QUOTAS_TABLE)).toEqual({ table: API_QUOTAS_TABLE, deleted: 3, statements: 2, capped: true });
       expect(first.statements).toHaveLength(2);
       expect(await remaining(expired)).toBe(2);
       const second = await runHousekeeping(h.services, limits);
-      expect(sweepOf(second, 'rate_limit_windows')).toMatchObject({ deleted: 2, capped: false });
+      expect(sweepOf(second, API_QUOTAS_TABLE)).toMatchObject({ deleted: 2, capped: false });
       expect(await remaining(expired)).toBe(0);
     });
   });
 
   it('sweeps every table whose rows expire', async () => {
     expect((await sweep()).map((each) => each.table).sort()).toEqual([
+      'api_quota_counters',
       'authorization_codes',
       'authorization_requests',
       'dashboard_sessions',
       'idempotency_keys',
       'launch_tokens',
       'outbox_events',
-      'rate_limit_windows',
       'sign_in_limits',
       'token_operations',
       'webhook_attempts',
@@ -317,6 +305,24 @@ describe('the housekeeping timer', () => {
     expect(log).toEqual(['Housekeeping deleted 1 idempotency_keys']);
     await jest.advanceTimersByTimeAsync(5000);
     expect(run).toHaveBeenCalledTimes(1);
+  });
+
+  it('runs only in the process that leads: another instance sweeps nothing until it takes the lead', async () => {
+    const leader = { held: true };
+    const other = { held: false };
+    const [leaderRun, otherRun] = [jest.fn(async () => sweeps(0)), jest.fn(async () => sweeps(0))];
+    const schedules = [
+      scheduleHousekeeping(leaderRun, { everyMs: 1000, leader, log: () => {}, logError: () => {} }),
+      scheduleHousekeeping(otherRun, { everyMs: 1000, leader: other, log: () => {}, logError: () => {} }),
+    ];
+    await jest.advanceTimersByTimeAsync(3000);
+    expect([leaderRun.mock.calls.length, otherRun.mock.calls.length]).toEqual([3, 0]);
+    // The leader stops; the other instance takes the lead (holdLeadership) and its next tick sweeps.
+    leader.held = false;
+    other.held = true;
+    await jest.advanceTimersByTimeAsync(2000);
+    expect([leaderRun.mock.calls.length, otherRun.mock.calls.length]).toEqual([3, 2]);
+    for (const schedule of schedules) await schedule.stop();
   });
 
   it('describes a run that stopped at the cap', () => {

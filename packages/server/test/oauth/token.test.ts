@@ -14,6 +14,7 @@ import {
   suiteHarness,
   UUID,
 } from '../support/harness';
+import { shiftableSystemTime } from '../support/system-time';
 import {
   codeBody,
   type Encoding,
@@ -256,6 +257,7 @@ describe.each(testDatabases())('POST /oauth/token, the authorization-code grant,
 
 describe.each(testDatabases())('POST /oauth/token, the per-client rate limit, on $name', (testDatabase) => {
   const h = suiteHarness(testDatabase, { rateLimits: { perInstallation: 1000, perClient: 3 } });
+  const systemTime = shiftableSystemTime();
   let store: StoreFixture;
 
   beforeAll(async () => {
@@ -283,6 +285,7 @@ describe.each(testDatabases())('POST /oauth/token, the per-client rate limit, on
     expectOAuthError(await postToken(h.app, other.basic, unknownRefresh), 400, 'INVALID_REFRESH_TOKEN');
 
     h.clock.advance(5000);
+    systemTime.advance(5000);
     const code = await approveAndGetCode(h, store, client, ['products:read']);
     const again = await postToken(h.app, client.basic, codeBody(code));
     expect(again.status).toBe(200);

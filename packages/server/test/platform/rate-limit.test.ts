@@ -1,9 +1,9 @@
-import { ManualClock } from '../../src/core/clock';
 import type { ApiError } from '../../src/core/errors';
 import { migrateToLatest } from '../../src/db/migrate';
 import { errorHeaders, rateLimitHeaders } from '../../src/http/protocol-headers';
-import { databaseCounter, memoryCounter, type Quota, type RateLimiter, rateLimited, rateLimiter } from '../../src/platform/rate-limit';
+import { API_QUOTAS_TABLE, type Quota, type RateLimiter, rateLimited, rateLimiter } from '../../src/platform/rate-limit';
 import { testDatabases } from '../support/databases';
+import { shiftableSystemTime } from '../support/system-time';
 
 const quota: Quota = { policy: 'installation', limit: 3, windowMs: 5000 };
 
@@ -13,40 +13,92 @@ async function spend(limiter: RateLimiter, key: string): Promise<{ headers: Reco
   return { headers: rateLimitHeaders(quota, decision), ...(decision.allowed ? {} : { refusal: rateLimited(quota, decision) }) };
 }
 
-describe('fixed-window quotas', () => {
-  it('allow the limit per window, refuse the next with 429, Retry-After and the RateLimit fields, and reset with the window', async () => {
-    const clock = new ManualClock(Date.parse('2026-11-22T09:00:01Z'));
-    const limiter = rateLimiter(memoryCounter(), clock);
-    const allowed = [];
-    for (let i = 0; i < 3; i++) allowed.push(await spend(limiter, 'inst-1'));
-    expect(allowed.map(({ headers }) => headers.RateLimit)).toEqual(['"installation";r=2;t=4', '"installation";r=1;t=4', '"installation";r=0;t=4']);
-    expect(allowed.map(({ refusal }) => refusal)).toEqual([undefined, undefined, undefined]);
-    expect(allowed[0]?.headers['RateLimit-Policy']).toBe('"installation";q=3;w=5');
-    const { refusal: refused, headers } = await spend(limiter, 'inst-1');
-    expect(headers.RateLimit).toBe('"installation";r=0;t=4');
-    expect({ code: refused?.code, status: refused?.status, retry: refused && errorHeaders(refused, {})['Retry-After'] }).toEqual({
-      code: 'RATE_LIMITED',
-      status: 429,
-      retry: '4',
-    });
-    expect((await spend(limiter, 'inst-2')).refusal).toBeUndefined(); // another key has its own quota
-    clock.advance(4000);
-    expect((await spend(limiter, 'inst-1')).headers.RateLimit).toBe('"installation";r=2;t=5');
-  });
-});
+describe.each(testDatabases())('API quotas on $name', (testDatabase) => {
+  const systemTime = shiftableSystemTime();
 
-describe.each(testDatabases())('quotas in the database (several instances) on $name', (testDatabase) => {
-  it('are shared by two limiters on one database', async () => {
+  it('allow the limit per window, refuse the next with 429, Retry-After and the RateLimit fields, and reset when the window ends', async () => {
     const db = await testDatabase.open();
     try {
       await migrateToLatest(db);
-      const clock = new ManualClock();
-      const first = rateLimiter(databaseCounter(db), clock);
-      const second = rateLimiter(databaseCounter(db), clock);
-      const decisions = await Promise.all([first, second, first, second, first].map((limiter) => limiter.take(quota, 'shared')));
+      const limiter = rateLimiter(db);
+      const allowed = [];
+      for (let i = 0; i < 3; i++) allowed.push(await spend(limiter, 'inst-1'));
+      expect(allowed.map(({ headers }) => headers.RateLimit)).toEqual(['"installation";r=2;t=5', '"installation";r=1;t=5', '"installation";r=0;t=5']);
+      expect(allowed.map(({ refusal }) => refusal)).toEqual([undefined, undefined, undefined]);
+      expect(allowed[0]?.headers['RateLimit-Policy']).toBe('"installation";q=3;w=5');
+      systemTime.advance(1000);
+      for (let refused = 0; refused < 2; refused++) {
+        const { refusal, headers } = await spend(limiter, 'inst-1');
+        expect(headers.RateLimit).toBe('"installation";r=0;t=4');
+        expect({ code: refusal?.code, status: refusal?.status, retry: refusal && errorHeaders(refusal, {})['Retry-After'] }).toEqual({
+          code: 'RATE_LIMITED',
+          status: 429,
+          retry: '4',
+        });
+      }
+      expect((await spend(limiter, 'inst-2')).refusal).toBeUndefined(); // another key has its own quota
+      systemTime.advance(4000);
+      expect((await spend(limiter, 'inst-1')).headers.RateLimit).toBe('"installation";r=2;t=5');
+    } finally {
+      await testDatabase.close();
+    }
+  });
+
+  it('refuse a window that is not whole seconds (the library counts seconds)', async () => {
+    const db = await testDatabase.open();
+    try {
+      await expect(rateLimiter(db).take({ ...quota, windowMs: 1500 }, 'odd')).rejects.toThrow(/whole seconds/);
+    } finally {
+      await testDatabase.close();
+    }
+  });
+});
+
+describe.each(testDatabases('sqlite'))('API quotas on $name (one server process)', (testDatabase) => {
+  it('are counted in memory: a request costs no statement', async () => {
+    const db = await testDatabase.open();
+    try {
+      await migrateToLatest(db);
+      const statements: string[] = [];
+      db.on('query', ({ sql }: { sql: string }) => statements.push(sql));
+      await rateLimiter(db).take(quota, 'memory');
+      expect(statements).toEqual([]);
+      expect(await db(API_QUOTAS_TABLE).count({ n: '*' })).toEqual([{ n: 0 }]);
+    } finally {
+      await testDatabase.close();
+    }
+  });
+});
+
+describe.each(testDatabases('postgres'))('API quotas on $name (several instances)', (testDatabase) => {
+  it('are shared by the instances of one database: the limit holds across them, and a refused key is refused from memory', async () => {
+    const db = await testDatabase.open();
+    try {
+      await migrateToLatest(db);
+      const other = await testDatabase.openAnother();
+      const [first, second] = [rateLimiter(db), rateLimiter(other)];
+      const decisions = await Promise.all([first, second, first, second, first, second].map((limiter) => limiter.take(quota, 'shared')));
       expect(decisions.filter((decision) => decision.allowed)).toHaveLength(3);
-      clock.advance(5000);
-      expect((await second.take(quota, 'shared')).allowed).toBe(true);
+      // Once an instance has seen the key over its limit, it answers from memory: the count in the database stops growing.
+      for (const limiter of [first, second]) expect((await limiter.take(quota, 'shared')).allowed).toBe(false);
+      const counted = async () => (await db(API_QUOTAS_TABLE).where({ key: 'installation:shared' }).first()).points;
+      const before = await counted();
+      expect(before).toBeGreaterThan(quota.limit);
+      for (const limiter of [first, second, first]) expect((await limiter.take(quota, 'shared')).allowed).toBe(false);
+      expect(await counted()).toBe(before);
+    } finally {
+      await testDatabase.close();
+    }
+  });
+
+  it('fail the request (no quota is guessed) when the database cannot be reached', async () => {
+    const db = await testDatabase.open();
+    try {
+      await migrateToLatest(db);
+      const other = await testDatabase.openAnother();
+      const limiter = rateLimiter(other);
+      await other.destroy();
+      await expect(limiter.take(quota, 'unreachable')).rejects.toThrow();
     } finally {
       await testDatabase.close();
     }

@@ -17,7 +17,7 @@ const housekeeping: Run = async (context) => {
 export function housekeepingCommand(actions: Actions): Command {
   return new Command('housekeeping')
     .description(
-      'Delete what has expired (idempotency keys, sessions, consent requests, codes, launch tokens, token operations, rate-limit windows, and webhook events, deliveries and attempts after 30 days) in batches of 1,000 rows, as the server does every 10 minutes; prints the rows deleted per table.',
+      'Delete what has expired (idempotency keys, sessions, consent requests, codes, launch tokens, token operations, API quota counters, and webhook events, deliveries and attempts after 30 days) in batches of 1,000 rows, as the server does every 10 minutes; prints the rows deleted per table.',
     )
     .action(actions.writes(housekeeping));
 }
