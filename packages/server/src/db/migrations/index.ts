@@ -11,6 +11,7 @@ import * as rollupVersions from './009_rollup_versions';
 import * as sealingKeyCheck from './010_sealing_key_check';
 import * as apiVersions from './011_api_versions';
 import * as deliveryClaimOrder from './012_delivery_claim_order';
+import * as eventTrace from './013_event_trace';
 
 /** Every migration in order. Listed in code (not read from disk) so tsx, jest and builds agree. */
 export const migrations: ReadonlyArray<{ name: string; migration: Knex.Migration }> = [
@@ -26,4 +27,5 @@ export const migrations: ReadonlyArray<{ name: string; migration: Knex.Migration
   { name: '010_sealing_key_check', migration: sealingKeyCheck },
   { name: '011_api_versions', migration: apiVersions },
   { name: '012_delivery_claim_order', migration: deliveryClaimOrder },
+  { name: '013_event_trace', migration: eventTrace },
 ];
