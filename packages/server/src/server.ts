@@ -13,7 +13,7 @@ import { verifySealingKey } from './platform/sealing-key';
 import { systemClock } from './core/clock';
 import { type Services, servicesFromConfig } from './platform/services';
 import { listen } from './runtime/http-server';
-import { createMetrics, type MetricsListening, serveMetrics } from './runtime/metrics';
+import type { MetricsListening } from './runtime/metrics';
 import { handleShutdown, pause, type Shutdown } from './runtime/shutdown';
 import { DEMO_ACTIVITY, DEMO_OWNER, type DemoSeed, seedDemo, simulateDemoActivity } from './seeds/demo';
 
@@ -65,8 +65,10 @@ export async function startServer(config: Config, tracing?: StartedTracing): Pro
     await database.destroy();
     throw error;
   }
-  // Metrics are kept only when METRICS_PORT asks; their listener opens once the API's has.
-  const metrics = config.metrics ? createMetrics() : undefined;
+  // Metrics are kept only when METRICS_PORT asks, and prom-client is loaded only then (its CPU metric
+  // loads OpenTelemetry's API package for exemplars); their listener opens once the API's has.
+  const prometheus = config.metrics ? await import('./runtime/metrics.js') : undefined;
+  const metrics = prometheus?.createMetrics();
   metrics?.watchDatabase(database, systemClock);
   const services = servicesFromConfig(config, database, metrics);
   await verifySealingKey(services);
@@ -80,8 +82,8 @@ export async function startServer(config: Config, tracing?: StartedTracing): Pro
   say(`OpenAPI    ${base}/openapi.json`);
   say(`Dashboard  ${base}/dashboard`);
   say(`Probes     ${base}/livez  ${base}/readyz`);
-  if (metrics && config.metrics) {
-    metricsListening = await serveMetrics(metrics, config.metrics);
+  if (prometheus && metrics && config.metrics) {
+    metricsListening = await prometheus.serveMetrics(metrics, config.metrics);
     say(`Metrics    http://${hostForUrl(config.metrics.host)}:${metricsListening.port}/metrics`, { metrics_port: metricsListening.port, metrics_host: config.metrics.host });
   }
   if (tracing) say(`Tracing    OTLP/HTTP to ${config.tracing?.endpoint ?? ''}`);
