@@ -12,8 +12,8 @@ import { installDirectly } from '../../packages/server/src/oauth/direct-install'
 import { requestTokens } from '../../packages/server/src/oauth/token-endpoint';
 import { addVersion, registerApp } from '../../packages/server/src/platform/apps';
 import { createServices } from '../../packages/server/src/platform/services';
-import { createMetrics } from '../../packages/server/src/runtime/metrics';
 import { createStore } from '../../packages/server/src/platform/stores';
+import { createMetrics } from '../../packages/server/src/runtime/metrics';
 import { seedCatalogForBench } from '../../packages/server/src/seeds/demo-catalog';
 import { simulateStore } from '../../packages/server/src/seeds/simulation/run';
 import { failStart, listen, portOf, serveBench, tellParent } from './child';
@@ -183,7 +183,12 @@ async function main(): Promise<void> {
     // BENCH_METRICS=1: the server keeps its Prometheus metrics (METRICS_PORT), so their cost is measured too.
     const metrics = process.env.BENCH_METRICS === '1' ? createMetrics() : undefined;
     metrics?.watchDatabase(db, systemClock);
-    const services = createServices({ db, clock: systemClock, rateLimits: { perInstallation: UNLIMITED, perClient: UNLIMITED }, ...(metrics ? { metrics } : {}) });
+    const services = createServices({
+      db,
+      clock: systemClock,
+      rateLimits: { perInstallation: UNLIMITED, perClient: UNLIMITED },
+      ...(metrics ? { metrics } : {}),
+    });
     const { storeId } = data;
 
     const { app: client } = await registerApp(services, { name: 'Bench App' });

@@ -152,7 +152,10 @@ describe.each(testDatabases())('the client against a real server ($name)', (data
         baseUrl: server.origin,
         accessToken,
         fetch: spy.fetch,
-        traceContext: () => ({ traceparent: parent(String((span += 1)).padStart(16, 'a')), tracestate: 'app=1' }),
+        traceContext: () => {
+          span += 1;
+          return { traceparent: parent(String(span).padStart(16, 'a')), tracestate: 'app=1' };
+        },
       });
       const { response } = await client.GET('/stores/{storeId}/v1/me', { params: { path: { storeId } }, headers: { 'X-Request-Id': 'app-req-7' } });
       await client.GET('/stores/{storeId}/v1/me', { params: { path: { storeId } } });

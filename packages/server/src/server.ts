@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { createApp } from './app';
+import { systemClock } from './core/clock';
 import type { Config } from './core/config';
 import { waitForDatabase } from './db/availability';
 import { createDatabase, describeDatabase } from './db/connection';
@@ -10,7 +11,6 @@ import { createDispatcher } from './jobs/webhook-dispatcher';
 import { installDirectly } from './oauth/direct-install';
 import type { TokenResponse } from './oauth/token-endpoint';
 import { verifySealingKey } from './platform/sealing-key';
-import { systemClock } from './core/clock';
 import { type Services, servicesFromConfig } from './platform/services';
 import { listen } from './runtime/http-server';
 import type { MetricsListening } from './runtime/metrics';
@@ -84,7 +84,10 @@ export async function startServer(config: Config, tracing?: StartedTracing): Pro
   say(`Probes     ${base}/livez  ${base}/readyz`);
   if (prometheus && metrics && config.metrics) {
     metricsListening = await prometheus.serveMetrics(metrics, config.metrics);
-    say(`Metrics    http://${hostForUrl(config.metrics.host)}:${metricsListening.port}/metrics`, { metrics_port: metricsListening.port, metrics_host: config.metrics.host });
+    say(`Metrics    http://${hostForUrl(config.metrics.host)}:${metricsListening.port}/metrics`, {
+      metrics_port: metricsListening.port,
+      metrics_host: config.metrics.host,
+    });
   }
   if (tracing) say(`Tracing    OTLP/HTTP to ${config.tracing?.endpoint ?? ''}`);
   if (demo) {

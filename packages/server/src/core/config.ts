@@ -380,11 +380,7 @@ export const SETTINGS = {
     'unset (off)',
     decimal('from 0 to 65535', 0, 65535, undefined as number | undefined),
   ),
-  METRICS_HOST: setting(
-    'The address the metrics listener binds; `0.0.0.0` lets a scraper on another host (or pod) reach it.',
-    '`127.0.0.1`',
-    bindHost,
-  ),
+  METRICS_HOST: setting('The address the metrics listener binds; `0.0.0.0` lets a scraper on another host (or pod) reach it.', '`127.0.0.1`', bindHost),
   OTEL_EXPORTER_OTLP_ENDPOINT: setting(
     "An OTLP/HTTP collector (`http://collector:4318`): traces of requests, Express, pg and Knex are exported there with OpenTelemetry's Node SDK, which also reads the other `OTEL_*` variables (`OTEL_SERVICE_NAME`, `OTEL_TRACES_SAMPLER`, …). Unset: nothing of OpenTelemetry loads.",
     'unset (no export)',

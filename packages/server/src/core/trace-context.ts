@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 /**
  * W3C Trace Context (https://www.w3.org/TR/trace-context/): the `traceparent` a caller sends, read
@@ -42,8 +42,26 @@ export function keptTracestate(header: string | undefined): string | undefined {
   return text.length > 0 && text.length <= 512 && /^[\x20-\x7e]*$/.test(text) ? text : undefined;
 }
 
-export const newTraceId = (): string => randomBytes(16).toString('hex');
-export const newSpanId = (): string => randomBytes(8).toString('hex');
+/**
+ * Random bytes drawn 4 KiB at a time: every request takes 24 for its ids, and `randomBytes` per id
+ * cost tens of microseconds a request on a loaded machine, where slicing a filled pool costs well
+ * under one (Node's `randomUUID` keeps a pool the same way).
+ */
+const pool = Buffer.alloc(4096);
+let poolOffset = pool.length;
+
+function randomHex(bytes: number): string {
+  if (poolOffset + bytes > pool.length) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
+  const hex = pool.toString('hex', poolOffset, poolOffset + bytes);
+  poolOffset += bytes;
+  return hex;
+}
+
+export const newTraceId = (): string => randomHex(16);
+export const newSpanId = (): string => randomHex(8);
 
 export const formatTraceparent = (context: TraceParent): string => `00-${context.traceId}-${context.spanId}-${context.flags}`;
 

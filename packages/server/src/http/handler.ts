@@ -2,8 +2,8 @@ import type { components, OperationEntry, OperationId, operations } from '@svc/c
 import { ApiError } from '../core/errors';
 import { etagOf, requireCurrent, type TaggedResource } from '../core/etag';
 import { rowIdOf } from '../core/ids';
-import { eventTraceOf, type RequestTrace } from '../core/trace-context';
 import type { ListRequest, PageRequest } from '../core/paging';
+import { eventTraceOf, type RequestTrace } from '../core/trace-context';
 import type { Db } from '../db/transactions';
 import { type Actor, anyVersion, type Precondition } from '../domain/common/actor';
 import type { App } from '../platform/apps';

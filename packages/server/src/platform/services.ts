@@ -69,7 +69,15 @@ export interface ServiceOptions {
 }
 
 /** Rate-limit counters live in PostgreSQL when several instances share it, in memory on SQLite. */
-export function createServices({ db, clock = systemClock, rateLimits, sealer, webhooks = {}, apiVersions = publishedApiVersions, metrics = noMetrics }: ServiceOptions): Services {
+export function createServices({
+  db,
+  clock = systemClock,
+  rateLimits,
+  sealer,
+  webhooks = {},
+  apiVersions = publishedApiVersions,
+  metrics = noMetrics,
+}: ServiceOptions): Services {
   const counter = db.client.config.client === 'pg' ? databaseCounter(db) : memoryCounter();
   const environment = webhooks.environment ?? 'development';
   const policy: AddressPolicy = { allowLoopback: environment !== 'production' };

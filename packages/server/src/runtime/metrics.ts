@@ -64,7 +64,11 @@ export function createMetrics(): MetricsRegistry {
     buckets: WEBHOOK_BUCKETS,
     registers: [registry],
   });
-  const claims = new Counter({ name: 'svc_webhook_claims_total', help: 'Claims of due webhook deliveries made by this process’s dispatchers.', registers: [registry] });
+  const claims = new Counter({
+    name: 'svc_webhook_claims_total',
+    help: 'Claims of due webhook deliveries made by this process’s dispatchers.',
+    registers: [registry],
+  });
   const claimed = new Counter({ name: 'svc_webhook_claimed_deliveries_total', help: 'Webhook deliveries taken by those claims.', registers: [registry] });
   // One child per label set, found by a string key: prom-client would hash the label object on every observation.
   const requestSeries = new Map<string, { observe(value: number): void }>();
@@ -191,13 +195,18 @@ export async function serveMetrics(metrics: MetricsRegistry, config: MetricsConf
     if (req.method !== 'GET' && req.method !== 'HEAD') return void res.writeHead(405, { Allow: 'GET, HEAD', 'Content-Type': 'text/plain' }).end();
     metrics.registry.metrics().then(
       (text) => res.writeHead(200, { 'Content-Type': metrics.registry.contentType }).end(req.method === 'HEAD' ? undefined : text),
-      (error: unknown) => res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`metrics failed: ${error instanceof Error ? error.message : String(error)}\n`),
+      (error: unknown) =>
+        res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`metrics failed: ${error instanceof Error ? error.message : String(error)}\n`),
     );
   });
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(error.code === 'EADDRINUSE' || error.code === 'EACCES' ? new StartError(`METRICS_PORT ${config.port} on ${config.host} cannot be had (${error.code})`) : error),
+      reject(
+        error.code === 'EADDRINUSE' || error.code === 'EACCES'
+          ? new StartError(`METRICS_PORT ${config.port} on ${config.host} cannot be had (${error.code})`)
+          : error,
+      ),
     );
     server.listen(config.port, config.host, () => resolve());
   });

@@ -69,6 +69,7 @@ describe.each(testDatabases())('schema on $name', (testDatabase) => {
       '010_sealing_key_check',
       '011_api_versions',
       '012_delivery_claim_order',
+      '013_event_trace',
     ]);
     for (const table of TABLES) expect(await database.schema.hasTable(table)).toBe(true);
     expect(await migrateToLatest(database)).toEqual([]);

@@ -14,7 +14,14 @@ interface Line {
 
 /** The log as text, one JSON line each (the logger main.ts builds). */
 let text = '';
-const logger = createLogger({ level: 'info', environment: 'test' }, { write: (line: string) => void (text += line) });
+const logger = createLogger(
+  { level: 'info', environment: 'test' },
+  {
+    write: (line: string) => {
+      text += line;
+    },
+  },
+);
 
 /** The request's line, once written (when its response finishes, perhaps a turn after the client read it). */
 async function lineOf(requestId: string): Promise<Line> {

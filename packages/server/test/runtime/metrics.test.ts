@@ -27,7 +27,7 @@ function samplesOf(text: string): Sample[] {
 }
 
 /** The value of the one sample of `name` whose labels include `labels`; undefined when there is none. */
-function valueOf(samples: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
+function sampleValue(samples: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
   const found = samples.filter((sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value));
   if (found.length > 1) throw new Error(`${found.length} samples of ${name} match ${JSON.stringify(labels)}`);
   return found[0]?.value;
@@ -68,13 +68,18 @@ describe.each(testDatabases())('/metrics after known traffic on $name', (testDat
   const products = () => `/stores/${storeId}/v1/products`;
   const list = () => request(h.app).get(products()).set('Authorization', `Bearer ${writer.token}`);
   const create = (key: string, name: string, headers: Record<string, string> = {}) =>
-    request(h.app).post(products()).set('Authorization', `Bearer ${writer.token}`).set('Idempotency-Key', key).set(headers).send({ name, product_kind: 'physical' });
+    request(h.app)
+      .post(products())
+      .set('Authorization', `Bearer ${writer.token}`)
+      .set('Idempotency-Key', key)
+      .set(headers)
+      .send({ name, product_kind: 'physical' });
   /** A new rate-limit window: the writer's quota is whole again. */
   const nextWindow = () => h.clock.advance(WINDOW_MS);
 
   it('counts requests per operation, method and status, refusals, idempotency, webhook attempts, claims and the outbox', async () => {
     const before = await scrape();
-    const count = (samples: Sample[], labels: Record<string, string>) => valueOf(samples, 'http_server_request_duration_seconds_count', labels) ?? 0;
+    const count = (samples: Sample[], labels: Record<string, string>) => sampleValue(samples, 'http_server_request_duration_seconds_count', labels) ?? 0;
     const listed = { operation: 'products.list', http_request_method: 'GET' };
 
     nextWindow();
@@ -99,9 +104,9 @@ describe.each(testDatabases())('/metrics after known traffic on $name', (testDat
     h.clock.advance(7_000);
     const waiting = await scrape();
     const [row] = await h.db('outbox_events').whereNull('dispatched_at').count({ n: '*' }).min({ oldest: 'occurred_at' });
-    expect(valueOf(waiting, 'svc_outbox_events_waiting')).toBe(Number(row?.n));
+    expect(sampleValue(waiting, 'svc_outbox_events_waiting')).toBe(Number(row?.n));
     expect(Number(row?.n)).toBeGreaterThanOrEqual(1);
-    expect(valueOf(waiting, 'svc_outbox_oldest_event_age_seconds')).toBe((h.clock.now() - Number(row?.oldest)) / 1000);
+    expect(sampleValue(waiting, 'svc_outbox_oldest_event_age_seconds')).toBe((h.clock.now() - Number(row?.oldest)) / 1000);
 
     const dispatcher = createDispatcher(h.services, { metrics });
     expect(await dispatcher.runOnce()).toBe(1);
@@ -111,25 +116,29 @@ describe.each(testDatabases())('/metrics after known traffic on $name', (testDat
     expect(count(after, { ...listed, http_response_status_code: '429' }) - count(before, { ...listed, http_response_status_code: '429' })).toBe(2);
     expect(count(after, { operation: 'unmatched', http_request_method: 'GET', http_response_status_code: '404' })).toBe(1);
     const createdLabels = { operation: 'products.create', http_request_method: 'POST' };
-    expect(count(after, { ...createdLabels, http_response_status_code: '201' }) - count(before, { ...createdLabels, http_response_status_code: '201' })).toBe(2);
+    expect(count(after, { ...createdLabels, http_response_status_code: '201' }) - count(before, { ...createdLabels, http_response_status_code: '201' })).toBe(
+      2,
+    );
     expect(count(after, { ...createdLabels, http_response_status_code: '422' })).toBe(1);
     // No raw path became a label value.
     expect(after.filter((sample) => sample.labels.operation?.includes('/no/such'))).toEqual([]);
 
-    expect(valueOf(after, 'svc_rate_limited_requests_total', { policy: 'installation' })).toBe(2);
-    expect(valueOf(after, 'svc_idempotency_replays_total')).toBe(1);
-    expect(valueOf(after, 'svc_idempotency_conflicts_total', { reason: 'key_reused' })).toBe(1);
-    expect(valueOf(after, 'svc_webhook_delivery_duration_seconds_count', { outcome: 'succeeded' })).toBe(1);
-    expect(valueOf(after, 'svc_webhook_claims_total')).toBe(1);
-    expect(valueOf(after, 'svc_webhook_claimed_deliveries_total')).toBe(1);
-    expect(valueOf(after, 'svc_outbox_events_waiting')).toBe(0);
-    expect(valueOf(after, 'svc_outbox_oldest_event_age_seconds')).toBe(0);
+    expect(sampleValue(after, 'svc_rate_limited_requests_total', { policy: 'installation' })).toBe(2);
+    expect(sampleValue(after, 'svc_idempotency_replays_total')).toBe(1);
+    expect(sampleValue(after, 'svc_idempotency_conflicts_total', { reason: 'key_reused' })).toBe(1);
+    expect(sampleValue(after, 'svc_webhook_delivery_duration_seconds_count', { outcome: 'succeeded' })).toBe(1);
+    expect(sampleValue(after, 'svc_webhook_claims_total')).toBe(1);
+    expect(sampleValue(after, 'svc_webhook_claimed_deliveries_total')).toBe(1);
+    expect(sampleValue(after, 'svc_outbox_events_waiting')).toBe(0);
+    expect(sampleValue(after, 'svc_outbox_oldest_event_age_seconds')).toBe(0);
 
     // The pool, the queries and the process.
-    expect(valueOf(after, 'svc_db_pool_connections_in_use')).toBeGreaterThanOrEqual(0);
-    expect(valueOf(after, 'svc_db_pool_acquires_waiting')).toBe(0);
-    expect(valueOf(after, 'svc_db_query_duration_seconds_count', { outcome: 'ok' })).toBeGreaterThan(valueOf(before, 'svc_db_query_duration_seconds_count', { outcome: 'ok' }) ?? 0);
-    expect(valueOf(after, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
+    expect(sampleValue(after, 'svc_db_pool_connections_in_use')).toBeGreaterThanOrEqual(0);
+    expect(sampleValue(after, 'svc_db_pool_acquires_waiting')).toBe(0);
+    expect(sampleValue(after, 'svc_db_query_duration_seconds_count', { outcome: 'ok' })).toBeGreaterThan(
+      sampleValue(before, 'svc_db_query_duration_seconds_count', { outcome: 'ok' }) ?? 0,
+    );
+    expect(sampleValue(after, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
     expect(after.some((sample) => sample.name === 'nodejs_eventloop_lag_seconds')).toBe(true);
 
     // The delivery carries a traceparent of the request's trace, with a span of its own.

@@ -94,16 +94,24 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     const post = posts.find((candidate) => candidate.body.includes(TRACE));
     expect(post?.type).toMatch(/^application\/json/);
     const exported = JSON.parse(post?.body ?? '{}') as {
-      resourceSpans: Array<{ resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> }; scopeSpans: Array<{ scope: { name: string }; spans: Array<{ traceId: string; parentSpanId?: string; kind: number }> }> }>;
+      resourceSpans: Array<{
+        resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> };
+        scopeSpans: Array<{ scope: { name: string }; spans: Array<{ traceId: string; parentSpanId?: string; kind: number }> }>;
+      }>;
     };
     const [resource] = exported.resourceSpans;
     expect(resource?.resource.attributes).toContainEqual({ key: 'service.name', value: { stringValue: 'svc-under-test' } });
-    const spans = exported.resourceSpans.flatMap((entry) => entry.scopeSpans.flatMap((scope) => scope.spans.map((span) => ({ ...span, scope: scope.scope.name }))));
+    const spans = exported.resourceSpans.flatMap((entry) =>
+      entry.scopeSpans.flatMap((scope) => scope.spans.map((span) => ({ ...span, scope: scope.scope.name }))),
+    );
     const server = spans.find((span) => span.scope === '@opentelemetry/instrumentation-http' && span.kind === 2);
     expect(server).toMatchObject({ traceId: TRACE, parentSpanId: '00f067aa0ba902b7' });
     // The request's log line names the same trace.
     await until(async () => run.stdout.includes('"caller_request_id":"lb-42"'));
-    const line = JSON.parse(run.stdout.split('\n').find((candidate) => candidate.includes('"caller_request_id":"lb-42"')) ?? '{}') as { trace_id?: string; span_id?: string };
+    const line = JSON.parse(run.stdout.split('\n').find((candidate) => candidate.includes('"caller_request_id":"lb-42"')) ?? '{}') as {
+      trace_id?: string;
+      span_id?: string;
+    };
     expect(line.trace_id).toBe(TRACE);
     expect(spans.map((span) => (span as { spanId?: string }).spanId)).toContain(line.span_id);
     run.child.kill('SIGTERM');

@@ -96,7 +96,17 @@ export async function claimDeliveries({ db, clock }: Deps, limits: ClaimLimits):
   return { deliveries, full: rows.length >= limits.take };
 }
 
-const CLAIMED_COLUMNS = ['s.*', 'd.id as delivery_id', 'd.event_id', 'd.event_type', 'd.attempts', 'o.payload', 'o.trace_parent', 'o.trace_state', 'i.granted_scopes as receiver_scopes'];
+const CLAIMED_COLUMNS = [
+  's.*',
+  'd.id as delivery_id',
+  'd.event_id',
+  'd.event_type',
+  'd.attempts',
+  'o.payload',
+  'o.trace_parent',
+  'o.trace_state',
+  'i.granted_scopes as receiver_scopes',
+];
 
 async function claimedAndRead(db: Db, claim: string, bindings: readonly (string | number)[]): Promise<ClaimedRow[]> {
   const result = await db.raw(
