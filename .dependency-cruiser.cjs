@@ -16,7 +16,7 @@ const layers = [
   ['handlers', 'handlers/'],
   ['jobs', 'jobs/'],
   ['runtime', 'runtime/'],
-  ['app', '(app\\.ts|main\\.ts|cli/|seeds/|generated/)'],
+  ['app', '(app\\.ts|main\\.ts|server\\.ts|cli/|seeds/|generated/)'],
 ];
 
 const forbidden = layers.slice(0, -1).map(([name, path], index) => {

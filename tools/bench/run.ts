@@ -22,7 +22,7 @@ import { benchWebhooks, percentile, type WebhookFigures } from './webhooks';
  * once and kept under BENCH_DATA_DIR, `data/bench`), BENCH_PROFILE=<dir> (CPU profiles of the
  * servers over each measured run), BENCH_CASES=hello,products.get,… (only these; the servers and
  * their store are started only for their cases), BENCH_JSON=<file>
- * (the figures as JSON), BENCH_DATABASE_URL (the store API and the webhook cases on PostgreSQL, in
+ * (the figures as JSON), BENCH_METRICS=1 (the store API's server keeps Prometheus metrics, as with METRICS_PORT), BENCH_DATABASE_URL (the store API and the webhook cases on PostgreSQL, in
  * schemas made and dropped by the run; BENCH_ORDERS then defaults to 0), BENCH_WEBHOOK_DELIVERIES and BENCH_WEBHOOK_BURST (10000 each; the webhook
  * cases, tools/bench/webhooks.ts).
  *

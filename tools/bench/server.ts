@@ -13,6 +13,7 @@ import { requestTokens } from '../../packages/server/src/oauth/token-endpoint';
 import { addVersion, registerApp } from '../../packages/server/src/platform/apps';
 import { createServices } from '../../packages/server/src/platform/services';
 import { createStore } from '../../packages/server/src/platform/stores';
+import { createMetrics } from '../../packages/server/src/runtime/metrics';
 import { seedCatalogForBench } from '../../packages/server/src/seeds/demo-catalog';
 import { simulateStore } from '../../packages/server/src/seeds/simulation/run';
 import { failStart, listen, portOf, serveBench, tellParent } from './child';
@@ -179,7 +180,15 @@ async function main(): Promise<void> {
   const databaseUrl = process.env.BENCH_DATABASE_URL;
   const { db, data, built, close } = databaseUrl ? await postgresBenchDatabase(databaseUrl, products, orders) : await sqliteBenchDatabase(products, orders);
   try {
-    const services = createServices({ db, clock: systemClock, rateLimits: { perInstallation: UNLIMITED, perClient: UNLIMITED } });
+    // BENCH_METRICS=1: the server keeps its Prometheus metrics (METRICS_PORT), so their cost is measured too.
+    const metrics = process.env.BENCH_METRICS === '1' ? createMetrics() : undefined;
+    metrics?.watchDatabase(db, systemClock);
+    const services = createServices({
+      db,
+      clock: systemClock,
+      rateLimits: { perInstallation: UNLIMITED, perClient: UNLIMITED },
+      ...(metrics ? { metrics } : {}),
+    });
     const { storeId } = data;
 
     const { app: client } = await registerApp(services, { name: 'Bench App' });

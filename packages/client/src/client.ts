@@ -4,6 +4,7 @@ import type { AccessTokenSource } from './credentials';
 import { StoreApiError } from './errors';
 import type { ClientPaths, ItemOf, PagedPath, PageOf, PageRequest } from './paths';
 import { type RetryOptions, retryPolicy } from './retry';
+import { type TraceContextSource, traceHeaders } from './trace';
 import { type FetchFunction, sendingFetch } from './transport';
 import { API_VERSION_HEADER } from './versions';
 
@@ -35,6 +36,12 @@ export interface StoreClientOptions {
    * the version that served it in its `API-Version` header.
    */
   apiVersion?: string;
+  /**
+   * The caller's W3C trace context, asked before every request and sent as `traceparent` and
+   * `tracestate` (see `TraceContextSource` for OpenTelemetry). One request can also carry its own:
+   * `client.GET(path, { params, headers: { traceparent } })`, which wins.
+   */
+  traceContext?: TraceContextSource;
 }
 
 /** Reads, changes and writes a resource under `If-Match`, reading again after a concurrent change (412). */
@@ -84,6 +91,7 @@ export function createStoreClient(options: StoreClientOptions): StoreClient {
     fetch: sendingFetch(options.fetch ?? ((request) => fetch(request)), retryPolicy(options.retry), options.accessToken),
   });
   raw.use(idempotencyKeys);
+  if (options.traceContext) raw.use(traceHeaders(options.traceContext));
   // The error branch of openapi-fetch's answer never occurs: sendingFetch throws every failure.
   const client = {
     GET: raw.GET as unknown as StoreMethod<'get'>,

@@ -20,6 +20,7 @@ export {
 export type { ClientPaths, ItemOf, PagedPath, PageOf, PageRequest } from './paths';
 export type { RetryOptions } from './retry';
 export { createTokenManager, type StoredTokens, storedTokens, type TokenManager, type TokenManagerOptions } from './token-manager';
+export type { TraceContext, TraceContextSource } from './trace';
 export type { FetchFunction } from './transport';
 export { API_VERSION_HEADER, type ApiVersionEntry, apiVersions, CURRENT_API_VERSION } from './versions';
 export {

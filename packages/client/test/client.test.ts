@@ -141,6 +141,38 @@ describe.each(testDatabases())('the client against a real server ($name)', (data
     });
   });
 
+  describe('trace context', () => {
+    const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const parent = (span: string) => `00-${TRACE}-${span}-01`;
+
+    it('sends the traceparent and tracestate the caller gives, asked for each request, and the service echoes X-Request-Id', async () => {
+      const spy = recordingFetch();
+      let span = 0;
+      const client = createStoreClient({
+        baseUrl: server.origin,
+        accessToken,
+        fetch: spy.fetch,
+        traceContext: () => {
+          span += 1;
+          return { traceparent: parent(String(span).padStart(16, 'a')), tracestate: 'app=1' };
+        },
+      });
+      const { response } = await client.GET('/stores/{storeId}/v1/me', { params: { path: { storeId } }, headers: { 'X-Request-Id': 'app-req-7' } });
+      await client.GET('/stores/{storeId}/v1/me', { params: { path: { storeId } } });
+      expect(spy.sent.map((sent) => sent.headers.get('traceparent'))).toEqual([parent('aaaaaaaaaaaaaaa1'), parent('aaaaaaaaaaaaaaa2')]);
+      expect(spy.sent[0]!.headers.get('tracestate')).toBe('app=1');
+      expect(response.headers.get('x-request-id')).toBe('app-req-7');
+    });
+
+    it("lets one request's own traceparent win, and sends none when the source has none", async () => {
+      const spy = recordingFetch();
+      const client = createStoreClient({ baseUrl: server.origin, accessToken, fetch: spy.fetch, traceContext: () => undefined });
+      await client.GET('/stores/{storeId}/v1/me', { params: { path: { storeId } } });
+      await client.GET('/stores/{storeId}/v1/me', { params: { path: { storeId } }, headers: { traceparent: parent('bbbbbbbbbbbbbbbb') } });
+      expect(spy.sent.map((sent) => sent.headers.get('traceparent'))).toEqual([null, parent('bbbbbbbbbbbbbbbb')]);
+    });
+  });
+
   describe('Idempotency-Key and retries', () => {
     it('makes a key for an operation that takes one and sends none where none is taken', async () => {
       const spy = recordingFetch();

@@ -18,7 +18,8 @@ import { operationEntryOf } from './http/matched-operation';
 import { refuseNulCharacters } from './http/nul-guard';
 import { errorHeaders } from './http/protocol-headers';
 import { requestContext, requestIdOf } from './http/request-context';
-import { type Logger, noteErrorAnswer, requestLog, silentLogger } from './http/request-log';
+import { type Logger, noteErrorAnswer, requestIds, requestLog, silentLogger } from './http/request-log';
+import { requestMetrics } from './http/request-metrics';
 import { operationRouter } from './http/router';
 import { securityHeaders } from './http/security-headers';
 import { inSeries, underPath } from './http/series';
@@ -75,6 +76,7 @@ export function createApp({ config, services, handlers = generatedHandlers, logg
 
   app.use(requestContext(services.clock));
   app.use(requestLog(logger));
+  if (services.metrics.enabled) app.use(requestMetrics(services.metrics));
   app.use(securityHeaders({ hsts: config.environment === 'production', docsSiteDir }));
   // Before validation, which answers the undeclared OPTIONS with 405.
   app.use(corsPolicy({ origins: config.corsOrigins ?? [], logger }));
@@ -122,7 +124,7 @@ export function createApp({ config, services, handlers = generatedHandlers, logg
       try {
         res.set(name, value);
       } catch (headerError) {
-        logger.warn({ request_id: requestId, err: headerError, header: name, err_code: apiError.code }, 'dropped a header of an error answer'); // never lose the error itself
+        logger.warn({ ...requestIds(res), err: headerError, header: name, err_code: apiError.code }, 'dropped a header of an error answer'); // never lose the error itself
       }
     }
     res.json(errorBody(apiError, requestId));

@@ -2466,7 +2466,7 @@ export type components = {
             generated_at: string;
             /**
              * Format: uuid
-             * @description The request's id; equals `execution.requestId` and the `X-Request-Id` header.
+             * @description The request's id; equals `execution.requestId`, and the `X-Request-Id` header unless the request's own `X-Request-Id` was kept there.
              */
             request_id: string;
             /** @description The IANA time zone of the days (Asia/Riyadh, UTC+3 all year); days start and end at midnight there. */
@@ -4836,7 +4836,7 @@ export type components = {
         RequestMeta: {
             /**
              * Format: uuid
-             * @description The request's id; quote it in support requests. Equals `execution.requestId` and the `X-Request-Id` header.
+             * @description The request's id; quote it in support requests. Equals `execution.requestId`, and the `X-Request-Id` header unless the request's own `X-Request-Id` was kept there.
              * @example 8a1f7c3e-4b2d-4f6a-9c1e-2d3b4a5c6d7e
              */
             request_id: string;
@@ -6065,7 +6065,7 @@ export type components = {
          */
         "WWW-Authenticate-Bearer": string;
         /**
-         * @description The request's id, the same as `meta.request_id`.
+         * @description The request's id. When the request carried an `X-Request-Id` of 1 to 128 letters, digits and `-_.:/+=@` (a load balancer's, a proxy's or an app's own), that value is echoed here; any other value is replaced. Without one kept, this is the same UUID as `meta.request_id`, which is always the service's own id for the request. The service's log line for the request carries both, and the W3C trace id of the request's `traceparent` when it sent one.
          * @example 8a1f7c3e-4b2d-4f6a-9c1e-2d3b4a5c6d7e
          */
         "X-Request-Id": string;

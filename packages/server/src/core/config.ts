@@ -81,6 +81,16 @@ export interface Config {
   readonly shutdown: ShutdownConfig;
   /** Browser origins allowed to call the store API (CORS); none by default. */
   readonly corsOrigins: readonly string[];
+  /** The Prometheus listener (`/metrics`): off unless `METRICS_PORT` is set; never the API's port. */
+  readonly metrics: MetricsConfig | undefined;
+  /** `OTEL_EXPORTER_OTLP_ENDPOINT`: traces are exported there (OpenTelemetry's SDK); unset, nothing of OpenTelemetry loads. */
+  readonly tracing: { readonly endpoint: string } | undefined;
+}
+
+export interface MetricsConfig {
+  readonly port: number;
+  /** The address it binds: loopback unless `METRICS_HOST` says otherwise (a scraper on another host). */
+  readonly host: string;
 }
 
 export interface SecretKeys {
@@ -279,6 +289,32 @@ const origins = z
 /** More server processes than this on one machine would only share its cores more thinly (and open DATABASE_POOL_MAX connections each). */
 export const MAX_WEB_CONCURRENCY = 64;
 
+/** An address to bind: an IP address or `localhost`. */
+const bindHost = z
+  .string()
+  .optional()
+  .transform((value, context): string => {
+    if (unset(value)) return '127.0.0.1';
+    if (isIP(value) === 0 && value !== 'localhost') {
+      context.addIssue({ code: 'custom', message: 'must be an IP address to bind (127.0.0.1, 0.0.0.0, ::) or localhost' });
+      return z.NEVER;
+    }
+    return value;
+  });
+
+/** The collector's base URL; the SDK appends `/v1/traces`. */
+const otlpEndpoint = z
+  .string()
+  .optional()
+  .transform((value, context): string | undefined => {
+    if (unset(value)) return undefined;
+    if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) {
+      context.addIssue({ code: 'custom', message: 'must be an http:// or https:// URL of an OTLP/HTTP collector (http://collector:4318)' });
+      return z.NEVER;
+    }
+    return value;
+  });
+
 export const SETTINGS = {
   NODE_ENV: setting(
     'Where the service runs. `production` needs `SECRET_KEY` (or `SECRET_KEYS`), writes JSON logs only, hides internal error messages and does not check answers against the spec; anything else is refused.',
@@ -349,6 +385,17 @@ export const SETTINGS = {
     decimal('from 0 to 600000', 0, LONGEST_WAIT_MS, 60_000),
   ),
   CORS_ORIGINS: setting('Browser origins allowed to call the store API, comma-separated (`https://app.example.com`).', 'none', origins),
+  METRICS_PORT: setting(
+    'The port of a separate listener serving Prometheus metrics at `/metrics` (never the API port). Unset: no metrics are kept and nothing listens.',
+    'unset (off)',
+    decimal('from 0 to 65535', 0, 65535, undefined as number | undefined),
+  ),
+  METRICS_HOST: setting('The address the metrics listener binds; `0.0.0.0` lets a scraper on another host (or pod) reach it.', '`127.0.0.1`', bindHost),
+  OTEL_EXPORTER_OTLP_ENDPOINT: setting(
+    "An OTLP/HTTP collector (`http://collector:4318`): traces of requests, Express, pg and Knex are exported there with OpenTelemetry's Node SDK, which also reads the other `OTEL_*` variables (`OTEL_SERVICE_NAME`, `OTEL_TRACES_SAMPLER`, …). Unset: nothing of OpenTelemetry loads.",
+    'unset (no export)',
+    otlpEndpoint,
+  ),
 } as const;
 
 type SettingName = keyof typeof SETTINGS;
@@ -387,7 +434,7 @@ function shownValue(value: unknown): string {
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
-const SECRET_SETTINGS = ['SECRET_KEY', 'SECRET_KEYS', 'DATABASE_URL'];
+const SECRET_SETTINGS = ['SECRET_KEY', 'SECRET_KEYS', 'DATABASE_URL', 'OTEL_EXPORTER_OTLP_ENDPOINT'];
 
 function secretKeysOf(values: Values): SecretKeys | undefined {
   if (values.SECRET_KEYS) return { keys: values.SECRET_KEYS, setting: 'SECRET_KEYS' };
@@ -433,6 +480,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     seedDemo: values.SEED_DEMO,
     shutdown: { delayMs: values.SHUTDOWN_DELAY_MS ?? (environment === 'production' ? 5000 : 0), timeoutMs: values.SHUTDOWN_TIMEOUT_MS },
     corsOrigins: values.CORS_ORIGINS,
+    metrics: values.METRICS_PORT === undefined ? undefined : { port: values.METRICS_PORT, host: values.METRICS_HOST },
+    tracing: values.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? undefined : { endpoint: values.OTEL_EXPORTER_OTLP_ENDPOINT },
   };
 }
 

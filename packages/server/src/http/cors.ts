@@ -3,8 +3,7 @@ import { operationTable, resolveLocalRef } from '@svc/contract';
 import cors from 'cors';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { bundledSpecPath } from '../core/paths';
-import { requestIdOf } from './request-context';
-import type { Logger } from './request-log';
+import { type Logger, requestIds } from './request-log';
 
 /**
  * Cross-origin access (docs/decisions.md, "Security headers and CORS"):
@@ -110,7 +109,7 @@ export function corsPolicy({ origins, logger }: CorsOptions): RequestHandler {
     }
     if (!preflight) return next();
     if (req.path === '/openapi.json') return specDocument(req, res, next);
-    logger.debug({ request_id: requestIdOf(res), origin: String(req.headers.origin).slice(0, 200), path: req.path }, 'refused a CORS preflight');
+    logger.debug({ ...requestIds(res), origin: String(req.headers.origin).slice(0, 200), path: req.path }, 'refused a CORS preflight');
     refusePreflight(res);
   };
 }

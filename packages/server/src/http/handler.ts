@@ -3,6 +3,7 @@ import { ApiError } from '../core/errors';
 import { etagOf, requireCurrent, type TaggedResource } from '../core/etag';
 import { rowIdOf } from '../core/ids';
 import type { ListRequest, PageRequest } from '../core/paging';
+import { eventTraceOf, type RequestTrace } from '../core/trace-context';
 import type { Db } from '../db/transactions';
 import { type Actor, anyVersion, type Precondition } from '../domain/common/actor';
 import type { App } from '../platform/apps';
@@ -45,6 +46,8 @@ export type Execution = components['schemas']['Execution'];
 export interface HandlerContext<K extends OperationId> {
   readonly operation: OperationEntry & { readonly operationId: K };
   readonly requestId: string;
+  /** The request's W3C trace (core/trace-context): the events its change writes carry it to their webhook deliveries. */
+  readonly trace?: RequestTrace;
   /** When the request arrived (the injected clock), before any work: what "concurrent" is judged by. */
   readonly receivedAt: number;
   readonly params: PathParams<K>;
@@ -118,7 +121,8 @@ export function principalOf<K extends OperationId>(context: HandlerContext<K>): 
 /** Who acts, from the access token, and when: the actor of every change the request makes. */
 export function actorOf<K extends OperationId>(context: HandlerContext<K>): Actor {
   const { storeId, installationId } = principalOf(context);
-  return { storeId, installationId, now: context.services.clock.now() };
+  const actor = { storeId, installationId, now: context.services.clock.now() };
+  return context.trace ? { ...actor, trace: eventTraceOf(context.trace) } : actor;
 }
 
 /** The store record a path id names, parsed once here; `notFound` when no row can have it (0, or beyond the id range). */

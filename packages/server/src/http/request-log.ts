@@ -4,7 +4,7 @@ import pretty from 'pino-pretty';
 import type { Environment, LogLevel } from '../core/config';
 import type { ErrorCode } from '../core/errors';
 import { operationIdOf } from './matched-operation';
-import { requestIdOf } from './request-context';
+import { callerRequestIdOf, requestIdOf, traceOf } from './request-context';
 
 export type { Logger };
 
@@ -69,10 +69,20 @@ export function noteErrorAnswer(res: Response, code: ErrorCode, error: unknown):
 }
 
 /**
+ * The ids every line about a request carries, so that it joins the lines of a load balancer, an
+ * app and a tracing backend: the request's id (`meta.request_id`), the caller's `X-Request-Id` when
+ * it was kept, and the W3C trace and span ids.
+ */
+export function requestIds(res: Response): { request_id: string; caller_request_id?: string; trace_id?: string; span_id?: string } {
+  const trace = traceOf(res);
+  return { request_id: requestIdOf(res), caller_request_id: callerRequestIdOf(res), trace_id: trace?.traceId, span_id: trace?.spanId };
+}
+
+/**
  * Names what was asked without the URL, whose query can carry an OAuth `code`, `state` or a token:
  * the operationId, else the Express route template (`/dashboard/login`), else the mount (`/docs`).
  */
-function routeOf(req: Request): { operation_id: string } | { route?: string } {
+export function routeOf(req: Request): { operation_id: string } | { route?: string } {
   const operationId = operationIdOf(req);
   if (operationId !== undefined) return { operation_id: operationId };
   const template = (req.route as { path?: unknown } | undefined)?.path;
@@ -83,7 +93,7 @@ function routeOf(req: Request): { operation_id: string } | { route?: string } {
 function lineOf(req: Request, res: Response, durationMs: number) {
   const { caller, errorCode } = notesOf(res);
   return {
-    request_id: requestIdOf(res),
+    ...requestIds(res),
     method: req.method,
     ...routeOf(req),
     status: res.statusCode,

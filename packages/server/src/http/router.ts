@@ -1,8 +1,10 @@
 import { type OperationEntry, type OperationId, operationTable } from '@svc/contract';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { isApiError } from '../core/errors';
 import { emptyRecord } from '../core/records';
 import { authenticateBasic } from '../oauth/client-auth';
 import type { App } from '../platform/apps';
+import type { IdempotencyOutcome } from '../platform/metrics';
 import { type Quota, rateLimited } from '../platform/rate-limit';
 import { serviceKey } from '../platform/service-keys';
 import type { Services } from '../platform/services';
@@ -10,11 +12,11 @@ import { servedVersionOf, settleVersion } from './api-version';
 import { authenticateBearer, type Principal, requireScopes } from './bearer';
 import { refuseUnexpectedContent } from './bodyless';
 import type { Execution, Handler, HandlerContext, Handlers, ServerKeys } from './handler';
-import { REPLAYED_HEADER, requestHashOf, runIdempotently } from './idempotency';
+import { isReplayedError, REPLAYED_HEADER, requestHashOf, runIdempotently } from './idempotency';
 import { matchedOperation } from './matched-operation';
 import { rateLimitHeaders } from './protocol-headers';
 import { refuseLooseNumbers } from './query-numbers';
-import { requestIdOf } from './request-context';
+import { requestIdOf, traceOf } from './request-context';
 import { noteCaller } from './request-log';
 
 function headersOf(req: Request): Record<string, string | undefined> {
@@ -59,7 +61,10 @@ interface Caller {
 async function spendQuota(services: Services, res: Response, quota: Quota, key: string): Promise<void> {
   const decision = await services.limiter.take(quota, key);
   res.set(rateLimitHeaders(quota, decision));
-  if (!decision.allowed) throw rateLimited(quota, decision);
+  if (!decision.allowed) {
+    services.metrics.rateLimited(quota.policy);
+    throw rateLimited(quota, decision);
+  }
 }
 
 /**
@@ -135,9 +140,22 @@ async function execute(
       return { status: answer.status, body: answer.body as unknown, ...(answer.headers ? { headers: answer.headers } : {}) };
     },
     { inTransaction: (handler as Handler<OperationId>).outsideTransaction !== true },
-  );
+  ).catch((error: unknown) => {
+    const outcome = idempotencyOutcomeOf(error);
+    if (outcome) services.metrics.idempotency(outcome);
+    throw error;
+  });
+  if (result.replayed) services.metrics.idempotency('replayed');
   const headers = result.replayed ? { ...result.headers, [REPLAYED_HEADER]: 'true' } : result.headers;
   return { status: result.status, body: result.replayed ? withRequestId(result.body, context.requestId) : result.body, headers };
+}
+
+/** What a refusal of `runIdempotently` tells `/metrics`: a stored error answered again, or the key refused. */
+function idempotencyOutcomeOf(error: unknown): IdempotencyOutcome | undefined {
+  if (isReplayedError(error)) return 'replayed';
+  if (!isApiError(error)) return undefined;
+  if (error.code === 'IDEMPOTENCY_KEY_IN_PROGRESS') return 'in_progress';
+  return error.code === 'IDEMPOTENCY_KEY_REUSED' ? 'key_reused' : undefined;
 }
 
 type RouteHandler = (req: Request, res: Response, next: NextFunction) => Promise<void>;
@@ -161,6 +179,7 @@ export function operationRouter(handlers: Handlers, services: Services): Request
         const context = {
           operation: entry,
           requestId: requestIdOf(res),
+          trace: traceOf(res),
           receivedAt: (res.locals.receivedAt as number | undefined) ?? services.clock.now(),
           params: req.params,
           query: req.query,

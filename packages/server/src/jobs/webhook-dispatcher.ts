@@ -3,6 +3,7 @@ import { listenForWebhookWork, type StopListening } from '../db/notifications';
 import { type AttemptMade, attemptDelivery, type DeliveryDeps, recordAttempts } from '../domain/webhooks/delivery/attempts';
 import { type ClaimedDelivery, claimDeliveries } from '../domain/webhooks/delivery/claims';
 import { FAN_OUT_BATCH, fanOut } from '../domain/webhooks/delivery/fan-out';
+import { type Metrics, noMetrics, type WebhookAttemptOutcome } from '../platform/metrics';
 
 export interface DispatcherOptions {
   /** Attempts this worker has on the wire at once. */
@@ -18,6 +19,8 @@ export interface DispatcherOptions {
   readonly leaseMs?: number;
   readonly random?: () => number;
   readonly logError?: (line: string) => void;
+  /** Attempts by outcome and latency, claims (`/metrics`); nothing when left out. */
+  readonly metrics?: Metrics;
 }
 
 export interface Dispatcher {
@@ -41,6 +44,7 @@ export function createDispatcher(deps: DeliveryDeps, options: DispatcherOptions 
   const pollMs = options.pollMs ?? DISPATCHER_DEFAULTS.pollMs;
   const random = options.random ?? Math.random;
   const logError = options.logError ?? (() => undefined);
+  const metrics = options.metrics ?? noMetrics;
   const inFlight = new Set<Promise<void>>();
   let running = false;
   let loop: Promise<void> | undefined;
@@ -105,11 +109,18 @@ export function createDispatcher(deps: DeliveryDeps, options: DispatcherOptions 
       (made) =>
         made &&
         new Promise<void>((resolve) => {
+          metrics.webhookAttempt(attemptOutcomeOf(made), made.record.latency_ms / 1000);
           unrecorded.push({ made, done: resolve });
           recordPending();
         }),
       (error: unknown) => logError(`Webhook delivery ${claimed.id} failed (its lease lets it be attempted again): ${describe(error)}`),
     );
+
+  const claimDue = async (take: number) => {
+    const claim = await claimDeliveries(deps, { ...limits, take });
+    metrics.webhookClaim(claim.deliveries.length);
+    return claim;
+  };
 
   /** Fans out the whole backlog, a batch per transaction, so a burst does not wait a poll per batch: answers the deliveries written. */
   const fanOutAll = async (): Promise<number> => {
@@ -150,7 +161,7 @@ export function createDispatcher(deps: DeliveryDeps, options: DispatcherOptions 
       try {
         const fanned = outboxUnread || performance.now() - fannedOutAt >= pollMs ? await fanOutAll() : 0;
         const room = concurrency - inFlight.size;
-        const claim = room > 0 ? await claimDeliveries(deps, { ...limits, take: room }) : { deliveries: [], full: false };
+        const claim = room > 0 ? await claimDue(room) : { deliveries: [], full: false };
         for (const delivery of claim.deliveries) {
           const work = attempt(delivery).finally(() => {
             inFlight.delete(work);
@@ -185,7 +196,7 @@ export function createDispatcher(deps: DeliveryDeps, options: DispatcherOptions 
       } finally {
         running = false;
       }
-      const { deliveries } = await claimDeliveries(deps, { ...limits, take: concurrency });
+      const { deliveries } = await claimDue(concurrency);
       await Promise.all(deliveries.map(attempt));
       return deliveries.length;
     },
@@ -205,5 +216,9 @@ export function createDispatcher(deps: DeliveryDeps, options: DispatcherOptions 
     },
   };
 }
+
+/** A 2xx, another answer, or none (no status: refused address, timeout, connection failed). */
+const attemptOutcomeOf = (made: AttemptMade): WebhookAttemptOutcome =>
+  made.record.outcome === 'succeeded' ? 'succeeded' : made.status === null ? 'unreachable' : 'rejected';
 
 const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { toIso } from '../core/clock';
+import type { EventTrace } from '../core/trace-context';
 import { announceWebhookWork } from '../db/notifications';
 import type { Db } from '../db/transactions';
 import type { ExpiryRule } from './housekeeping';
@@ -13,6 +14,8 @@ export interface DomainEvent {
   installationId?: string | null;
   occurredAt: number;
   data: Record<string, unknown>;
+  /** The trace of the request that caused it: each delivery of the event sends it as `traceparent`. */
+  trace?: EventTrace;
 }
 
 /** The webhook envelope of an event: what a receiver gets, stored as the outbox payload. */
@@ -40,9 +43,18 @@ export async function recordEvent(db: Db, event: DomainEvent): Promise<string> {
     type: event.type,
     payload: JSON.stringify(payload),
     occurred_at: event.occurredAt,
+    trace_parent: event.trace?.traceparent ?? null,
+    trace_state: event.trace?.tracestate ?? null,
   });
   await announceWebhookWork(db);
   return id;
+}
+
+/** The events not fanned out yet, and how old the oldest is (0 when none): read when `/metrics` is scraped, on a partial index. */
+export async function outboxBacklog(db: Db, now: number): Promise<{ waiting: number; oldestAgeSeconds: number }> {
+  const [row] = await db('outbox_events').whereNull('dispatched_at').count({ waiting: '*' }).min({ oldest: 'occurred_at' });
+  const oldest = row?.oldest === null || row?.oldest === undefined ? undefined : Number(row.oldest);
+  return { waiting: Number(row?.waiting ?? 0), oldestAgeSeconds: oldest === undefined ? 0 : Math.max(0, (now - oldest) / 1000) };
 }
 
 /** Events are kept 30 days (what `webhooks.replay` can reach), and until they were fanned out to their deliveries. */

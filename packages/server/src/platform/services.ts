@@ -6,6 +6,7 @@ import { type Config, ConfigError, type Environment } from '../core/config';
 import { QUOTA_WINDOW_MS } from '../core/limits';
 import { derivedKey, developmentKey, SECRET_KEY_FILE, type Sealer, sealerOf } from '../credentials/sealing';
 import { publishedApiVersions } from './api-versions';
+import { type Metrics, noMetrics } from './metrics';
 import { type Quota, type RateLimiter, rateLimiter } from './rate-limit';
 import { type Readiness, readinessOf } from './readiness';
 import { type AddressPolicy, httpTransport, type Resolver, type WebhookTransport } from './webhook-transport';
@@ -37,6 +38,8 @@ export interface Services extends Deps {
   readonly readiness: Readiness;
   /** The date versions served (spec/versions.yaml; tests give a registry of their own). */
   readonly apiVersions: ApiVersionRegistry;
+  /** What is counted for `/metrics` (`noMetrics` unless `METRICS_PORT` is set). */
+  readonly metrics: Metrics;
 }
 
 /** About 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: eight attempts over about 28 hours (docs/decisions.md, "Webhooks"). */
@@ -61,10 +64,20 @@ export interface ServiceOptions {
   webhooks?: WebhookOptions;
   /** The date versions served; the published registry when left out. */
   apiVersions?: ApiVersionRegistry;
+  /** Counted for `/metrics`; nothing when left out. */
+  metrics?: Metrics;
 }
 
 /** Quota counters live in PostgreSQL when several instances share it, in memory on SQLite (one server process). */
-export function createServices({ db, clock = systemClock, rateLimits, sealer, webhooks = {}, apiVersions = publishedApiVersions }: ServiceOptions): Services {
+export function createServices({
+  db,
+  clock = systemClock,
+  rateLimits,
+  sealer,
+  webhooks = {},
+  apiVersions = publishedApiVersions,
+  metrics = noMetrics,
+}: ServiceOptions): Services {
   const environment = webhooks.environment ?? 'development';
   const policy: AddressPolicy = { allowLoopback: environment !== 'production' };
   return {
@@ -84,6 +97,7 @@ export function createServices({ db, clock = systemClock, rateLimits, sealer, we
     },
     readiness: readinessOf(db),
     apiVersions,
+    metrics,
   };
 }
 
@@ -103,9 +117,10 @@ export function sealerFromConfig(config: Pick<Config, 'secretKeys' | 'databaseUr
 }
 
 /** The services of a running process (the server, `svc worker`): its sealing keys and webhook settings. */
-export function servicesFromConfig(config: Config, db: Knex): Services {
+export function servicesFromConfig(config: Config, db: Knex, metrics: Metrics = noMetrics): Services {
   return createServices({
     db,
+    metrics,
     rateLimits: config.rateLimits,
     sealer: sealerFromConfig(config),
     webhooks: { environment: config.environment, ...(config.webhooks.retryScheduleMs ? { retryScheduleMs: config.webhooks.retryScheduleMs } : {}) },

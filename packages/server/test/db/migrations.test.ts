@@ -70,6 +70,7 @@ describe.each(testDatabases())('schema on $name', (testDatabase) => {
       '011_api_versions',
       '012_delivery_claim_order',
       '013_api_quota_counters',
+      '014_event_trace',
     ]);
     for (const table of TABLES) expect(await database.schema.hasTable(table)).toBe(true);
     expect(await migrateToLatest(database)).toEqual([]);

@@ -8,6 +8,7 @@ import { approveAsOwner } from '../../src/oauth/direct-install';
 import { s256 } from '../../src/oauth/pkce';
 import { requestTokens, type TokenResponse } from '../../src/oauth/token-endpoint';
 import { type App, type AppVersion, addVersion, registerApp } from '../../src/platform/apps';
+import type { Metrics } from '../../src/platform/metrics';
 import { ALL_SCOPES } from '../../src/platform/scopes';
 import { createServices, type Services } from '../../src/platform/services';
 import { createStore, type Store, type StoreOwner } from '../../src/platform/stores';
@@ -36,6 +37,8 @@ export interface HarnessOptions {
   logger?: AppOptions['logger'];
   /** The date versions served; the published registry when left out (a fixture may hold deprecated and retired ones). */
   apiVersions?: ApiVersionRegistry;
+  /** What the app and its services count for `/metrics`; nothing when left out. */
+  metrics?: Metrics;
 }
 
 /** Tests reach no outside network: `localhost` is this machine, every other name has no address. */
@@ -52,6 +55,7 @@ export async function openHarness(testDatabase: TestDatabase, options: HarnessOp
     rateLimits: options.rateLimits ?? { perInstallation: 1000, perClient: 1000 },
     webhooks: { environment: 'test', resolve: localOnlyResolver },
     ...(options.apiVersions ? { apiVersions: options.apiVersions } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   });
   const app = createApp({ config: { validateResponses: true, exposeInternalErrors: true }, services, logger: options.logger });
   return { db, clock, services, app };

@@ -12,6 +12,7 @@ import * as sealingKeyCheck from './010_sealing_key_check';
 import * as apiVersions from './011_api_versions';
 import * as deliveryClaimOrder from './012_delivery_claim_order';
 import * as apiQuotaCounters from './013_api_quota_counters';
+import * as eventTrace from './014_event_trace';
 
 /** Every migration in order. Listed in code (not read from disk) so tsx, jest and builds agree. */
 export const migrations: ReadonlyArray<{ name: string; migration: Knex.Migration }> = [
@@ -28,4 +29,5 @@ export const migrations: ReadonlyArray<{ name: string; migration: Knex.Migration
   { name: '011_api_versions', migration: apiVersions },
   { name: '012_delivery_claim_order', migration: deliveryClaimOrder },
   { name: '013_api_quota_counters', migration: apiQuotaCounters },
+  { name: '014_event_trace', migration: eventTrace },
 ];

@@ -1,3 +1,4 @@
+import type { EventTrace } from '../../core/trace-context';
 import type { DomainEvent } from '../../platform/outbox';
 
 /**
@@ -9,6 +10,8 @@ export interface Actor {
   readonly storeId: string;
   readonly installationId: string | null;
   readonly now: number;
+  /** The trace of the request that acts (core/trace-context): its events carry it to their webhook deliveries. */
+  readonly trace?: EventTrace;
 }
 
 /**
@@ -27,4 +30,5 @@ export const eventBy = (actor: Actor, type: string, data: Record<string, unknown
   installationId: actor.installationId,
   occurredAt: actor.now,
   data,
+  ...(actor.trace ? { trace: actor.trace } : {}),
 });

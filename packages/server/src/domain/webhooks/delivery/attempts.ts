@@ -4,6 +4,7 @@ import type { Knex } from 'knex';
 import type { ApiVersionRegistry } from '../../../core/api-versions';
 import { toIso } from '../../../core/clock';
 import { groupedBy } from '../../../core/records';
+import { deliveryTraceHeaders, withinTrace } from '../../../core/trace-context';
 import type { Sealer } from '../../../credentials/sealing';
 import type { ExpiryRule } from '../../../platform/housekeeping';
 import { OUTBOX_KEPT_MS } from '../../../platform/outbox';
@@ -82,13 +83,30 @@ export const viewOfAttempt = (record: AttemptRecord): WebhookDeliveryAttempt => 
   attempted_at: toIso(record.attempted_at),
 });
 
-/** Sends one signed attempt of a body to the subscription's endpoint. */
-export async function send(deps: DeliveryDeps, subscription: SubscriptionRow, eventId: string, body: string): Promise<{ outcome: WebhookOutcome; at: number }> {
+/** The W3C trace an attempt continues: the event's (the request that caused it), when it has one. */
+export interface AttemptTrace {
+  readonly traceParent: string | null;
+  readonly traceState: string | null;
+}
+
+/**
+ * Sends one signed attempt of a body to the subscription's endpoint, with a `traceparent` of the
+ * event's trace when it has one (and, when OpenTelemetry runs, inside that trace, so its client
+ * span is the attempt's).
+ */
+export async function send(
+  deps: DeliveryDeps,
+  subscription: SubscriptionRow,
+  eventId: string,
+  body: string,
+  trace?: AttemptTrace,
+): Promise<{ outcome: WebhookOutcome; at: number }> {
   const at = deps.clock.now();
   const signing = signingSecretsOrReason(deps.sealer, subscription, at);
   if ('error' in signing) return { outcome: { error: signing.error, latencyMs: 0 }, at };
-  const headers = signedHeaders(eventId, at, body, signing.secrets);
-  return { outcome: await deps.webhooks.transport({ url: subscription.endpoint_url, headers, body }), at };
+  const headers = { ...deliveryTraceHeaders(trace?.traceParent, trace?.traceState), ...signedHeaders(eventId, at, body, signing.secrets) };
+  const outcome = await withinTrace(trace?.traceParent, trace?.traceState, () => deps.webhooks.transport({ url: subscription.endpoint_url, headers, body }));
+  return { outcome, at };
 }
 
 /** An attempt made, waiting to be recorded with its consequence. */
@@ -114,7 +132,7 @@ export async function attemptDelivery(deps: DeliveryDeps, claimed: ClaimedDelive
     return undefined;
   }
   const body = payloadFor(claimed.payload, claimed.receiverScopes, eventVersionOf(claimed.subscription.api_version, deps.clock.now(), deps.apiVersions));
-  const { outcome, at } = await send(deps, claimed.subscription, claimed.eventId, body);
+  const { outcome, at } = await send(deps, claimed.subscription, claimed.eventId, body, claimed);
   const record = attemptRecord(claimed.subscription.id, claimed.id, claimed.eventId, claimed.eventType, claimed.attempts + 1, outcome, at);
   if (!('status' in outcome)) return { claimed, record, status: null };
   return outcome.retryAfterMs === undefined

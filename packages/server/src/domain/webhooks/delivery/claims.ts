@@ -16,6 +16,9 @@ export interface ClaimedDelivery {
   readonly subscription: SubscriptionRow;
   /** The subscribing installation's scopes now: what of the event it may see (payloads.ts). */
   readonly receiverScopes: ReadonlySet<string>;
+  /** The W3C trace of the request that caused the event, when one did (platform/outbox). */
+  readonly traceParent: string | null;
+  readonly traceState: string | null;
 }
 
 type ClaimedRow = SubscriptionRow & {
@@ -25,6 +28,8 @@ type ClaimedRow = SubscriptionRow & {
   attempts: number;
   payload: string | null;
   receiver_scopes: string;
+  trace_parent: string | null;
+  trace_state: string | null;
 };
 
 export interface ClaimLimits {
@@ -91,7 +96,17 @@ export async function claimDeliveries({ db, clock }: Deps, limits: ClaimLimits):
   return { deliveries, full: rows.length >= limits.take };
 }
 
-const CLAIMED_COLUMNS = ['s.*', 'd.id as delivery_id', 'd.event_id', 'd.event_type', 'd.attempts', 'o.payload', 'i.granted_scopes as receiver_scopes'];
+const CLAIMED_COLUMNS = [
+  's.*',
+  'd.id as delivery_id',
+  'd.event_id',
+  'd.event_type',
+  'd.attempts',
+  'o.payload',
+  'o.trace_parent',
+  'o.trace_state',
+  'i.granted_scopes as receiver_scopes',
+];
 
 async function claimedAndRead(db: Db, claim: string, bindings: readonly (string | number)[]): Promise<ClaimedRow[]> {
   const result = await db.raw(
@@ -124,7 +139,7 @@ const rowsOf = <T>(result: unknown): T[] => (Array.isArray(result) ? (result as 
 const claimedOf =
   (token: string) =>
   (row: ClaimedRow): ClaimedDelivery => {
-    const { delivery_id, event_id, event_type, attempts, payload, receiver_scopes, ...subscription } = row;
+    const { delivery_id, event_id, event_type, attempts, payload, receiver_scopes, trace_parent, trace_state, ...subscription } = row;
     return {
       id: Number(delivery_id),
       claimToken: token,
@@ -134,6 +149,8 @@ const claimedOf =
       payload,
       subscription: subscription as SubscriptionRow,
       receiverScopes: new Set(fromJsonList(receiver_scopes)),
+      traceParent: trace_parent ?? null,
+      traceState: trace_state ?? null,
     };
   };
 

@@ -1,0 +1,221 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Knex } from 'knex';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Clock } from '../core/clock';
+import type { MetricsConfig } from '../core/config';
+import { type Metrics, methodLabel } from '../platform/metrics';
+import { outboxBacklog } from '../platform/outbox';
+import { StartError } from './http-server';
+
+/**
+ * The process's metrics, kept with prom-client in a registry of its own (never the library's global
+ * one, so two apps in one process, as in tests, do not mix), and the listener that serves them.
+ * Names follow OpenTelemetry's HTTP semantic conventions where they have one
+ * (`http_server_request_duration_seconds`, `http_request_method`, `http_response_status_code`), and
+ * the service's own start with `svc_`. Every label takes few values: operationIds, methods, statuses,
+ * outcomes. docs/decisions.md, "Metrics".
+ */
+
+/** OpenTelemetry's advice for HTTP durations, in seconds. */
+const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
+/** Queries are shorter than requests; a statement past 30 s is cancelled (DATABASE_STATEMENT_TIMEOUT_MS). */
+const QUERY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** A webhook attempt lasts up to its 15 s timeout. */
+const WEBHOOK_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15];
+
+export interface MetricsRegistry extends Metrics {
+  readonly registry: Registry;
+  /** Times the queries run through `db` (Knex's query events) and reads its pool and outbox at each scrape. */
+  watchDatabase(db: Knex, clock: Clock): void;
+}
+
+export function createMetrics(): MetricsRegistry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const requests = new Histogram({
+    name: 'http_server_request_duration_seconds',
+    help: 'Duration of HTTP server requests, by operation (operationId, route template or "unmatched"), method and status; its _count is the request count.',
+    labelNames: ['operation', 'http_request_method', 'http_response_status_code'] as const,
+    buckets: HTTP_BUCKETS,
+    registers: [registry],
+  });
+  const rateLimited = new Counter({
+    name: 'svc_rate_limited_requests_total',
+    help: 'Requests refused with 429 RATE_LIMITED, by quota (installation or client).',
+    labelNames: ['policy'] as const,
+    registers: [registry],
+  });
+  const replays = new Counter({
+    name: 'svc_idempotency_replays_total',
+    help: 'Idempotency-Key requests answered from a stored answer (Idempotent-Replayed: true).',
+    registers: [registry],
+  });
+  const conflicts = new Counter({
+    name: 'svc_idempotency_conflicts_total',
+    help: 'Idempotency-Key requests refused: in_progress (409) or key_reused (422).',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  const attempts = new Histogram({
+    name: 'svc_webhook_delivery_duration_seconds',
+    help: 'Webhook delivery attempts by outcome (succeeded, rejected: a non-2xx answer, unreachable: no answer) and their latency; its _count counts them.',
+    labelNames: ['outcome'] as const,
+    buckets: WEBHOOK_BUCKETS,
+    registers: [registry],
+  });
+  const claims = new Counter({
+    name: 'svc_webhook_claims_total',
+    help: 'Claims of due webhook deliveries made by this process’s dispatchers.',
+    registers: [registry],
+  });
+  const claimed = new Counter({ name: 'svc_webhook_claimed_deliveries_total', help: 'Webhook deliveries taken by those claims.', registers: [registry] });
+  // One child per label set, found by a string key: prom-client would hash the label object on every observation.
+  const requestSeries = new Map<string, { observe(value: number): void }>();
+
+  return {
+    enabled: true,
+    registry,
+    request(operation, method, status, seconds) {
+      const key = `${operation} ${method} ${status}`;
+      let series = requestSeries.get(key);
+      if (!series) {
+        series = requests.labels(operation, methodLabel(method), String(status));
+        requestSeries.set(key, series);
+      }
+      series.observe(seconds);
+    },
+    rateLimited: (policy) => rateLimited.inc({ policy }),
+    idempotency(outcome) {
+      if (outcome === 'replayed') replays.inc();
+      else conflicts.inc({ reason: outcome });
+    },
+    webhookAttempt: (outcome, seconds) => attempts.observe({ outcome }, seconds),
+    webhookClaim(deliveries) {
+      claims.inc();
+      claimed.inc(deliveries);
+    },
+    watchDatabase: (db, clock) => watchDatabase(registry, db, clock),
+  };
+}
+
+/** The query-duration histogram (Knex's events), and the pool's and the outbox's gauges, read when scraped. */
+function watchDatabase(registry: Registry, db: Knex, clock: Clock): void {
+  const queries = new Histogram({
+    name: 'svc_db_query_duration_seconds',
+    help: 'Duration of database queries run through Knex, by outcome (ok or error).',
+    labelNames: ['outcome'] as const,
+    buckets: QUERY_BUCKETS,
+    registers: [registry],
+  });
+  const ok = queries.labels('ok');
+  const failed = queries.labels('error');
+  const started = new Map<string, number>();
+  const ended = (series: { observe(value: number): void }) => (_result: unknown, query: { __knexQueryUid?: string }) => {
+    const uid = query.__knexQueryUid;
+    const at = uid === undefined ? undefined : started.get(uid);
+    if (at === undefined) return;
+    started.delete(uid as string);
+    series.observe((performance.now() - at) / 1000);
+  };
+  db.on('query', (query: { __knexQueryUid?: string }) => {
+    if (query.__knexQueryUid === undefined) return;
+    // A query that never answered (its connection died unseen) must not be kept forever.
+    if (started.size >= 10_000) started.clear();
+    started.set(query.__knexQueryUid, performance.now());
+  });
+  db.on('query-response', ended(ok));
+  db.on('query-error', ended(failed));
+
+  const pool = () => (db.client as { pool?: TarnPool }).pool;
+  new Gauge({
+    name: 'svc_db_pool_connections_in_use',
+    help: 'Database connections checked out of the pool.',
+    registers: [registry],
+    collect() {
+      this.set(pool()?.numUsed() ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'svc_db_pool_acquires_waiting',
+    help: 'Requests for a connection waiting on the pool (all connections in use).',
+    registers: [registry],
+    collect() {
+      this.set(pool()?.numPendingAcquires() ?? 0);
+    },
+  });
+  // Both outbox gauges come from one query per scrape, shared by their two collect calls.
+  let backlog: Promise<{ waiting: number; oldestAgeSeconds: number } | undefined> | undefined;
+  const readBacklog = () => {
+    backlog ??= outboxBacklog(db, clock.now())
+      .catch(() => undefined) // a scrape while the database is away still answers the other metrics
+      .finally(() => setImmediate(() => (backlog = undefined)));
+    return backlog;
+  };
+  new Gauge({
+    name: 'svc_outbox_events_waiting',
+    help: 'Outbox events not yet fanned out to their webhook deliveries.',
+    registers: [registry],
+    async collect() {
+      const read = await readBacklog();
+      if (read) this.set(read.waiting);
+    },
+  });
+  new Gauge({
+    name: 'svc_outbox_oldest_event_age_seconds',
+    help: 'Age of the oldest outbox event not yet fanned out (0 when none waits).',
+    registers: [registry],
+    async collect() {
+      const read = await readBacklog();
+      if (read) this.set(read.oldestAgeSeconds);
+    },
+  });
+}
+
+/** The part of Knex's pool (tarn) read here. */
+interface TarnPool {
+  numUsed(): number;
+  numPendingAcquires(): number;
+}
+
+export interface MetricsListening {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * The metrics listener: `GET /metrics` in Prometheus's text format, on its own port and address
+ * (loopback unless `METRICS_HOST` says otherwise), never on the API's listener: the API's callers
+ * do not see the service's internals, and a scraper needs no credentials.
+ */
+export async function serveMetrics(metrics: MetricsRegistry, config: MetricsConfig): Promise<MetricsListening> {
+  const server = http.createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path !== '/metrics') return void res.writeHead(404, { 'Content-Type': 'text/plain' }).end('Not found: metrics are at /metrics.\n');
+    if (req.method !== 'GET' && req.method !== 'HEAD') return void res.writeHead(405, { Allow: 'GET, HEAD', 'Content-Type': 'text/plain' }).end();
+    metrics.registry.metrics().then(
+      (text) => res.writeHead(200, { 'Content-Type': metrics.registry.contentType }).end(req.method === 'HEAD' ? undefined : text),
+      (error: unknown) =>
+        res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`metrics failed: ${error instanceof Error ? error.message : String(error)}\n`),
+    );
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === 'EADDRINUSE' || error.code === 'EACCES'
+          ? new StartError(`METRICS_PORT ${config.port} on ${config.host} cannot be had (${error.code})`)
+          : error,
+      ),
+    );
+    server.listen(config.port, config.host, () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
