@@ -51,6 +51,10 @@ function announce(say: Say, config: Config, port: number): void {
   say(`Probes     ${base}/livez  ${base}/readyz`);
 }
 
+function sayMetrics(say: Say, metrics: NonNullable<Config['metrics']>, port: number): void {
+  say(`Metrics    http://${hostForUrl(metrics.host)}:${port}/metrics`, { metrics_port: port, metrics_host: metrics.host });
+}
+
 /** What runtime/tracing started, when OTEL_EXPORTER_OTLP_ENDPOINT asked: flushed and stopped last but the logs. */
 export interface StartedTracing {
   shutdown(): Promise<void>;
@@ -72,7 +76,12 @@ export async function startServer(config: Config, tracing?: StartedTracing): Pro
   };
   if (config.webConcurrency > 1 && !isClusterWorker()) {
     // The primary's stop outlasts its processes' own deadline.
-    runPrimary({ processes: config.webConcurrency, deadlineMs: deadlineMs + STOP_MARGIN_MS, log, onListening: (port) => announce(say, config, port) });
+    const primary = runPrimary({ processes: config.webConcurrency, deadlineMs: deadlineMs + STOP_MARGIN_MS, log, onListening: (port) => announce(say, config, port) });
+    if (config.metrics) {
+      const metricsListening = await (await import('./runtime/metrics.js')).serveClusterMetrics(config.metrics);
+      primary.onStop(() => metricsListening.close());
+      sayMetrics(say, config.metrics, metricsListening.port);
+    }
     return;
   }
   const shutdown = handleShutdown({ deadlineMs, log });
@@ -112,11 +121,12 @@ export async function startServer(config: Config, tracing?: StartedTracing): Pro
     announceListening(listening.port);
   } else announce(say, config, listening.port);
   if (prometheus && metrics && config.metrics) {
-    metricsListening = await prometheus.serveMetrics(metrics, config.metrics);
-    say(`Metrics    http://${hostForUrl(config.metrics.host)}:${metricsListening.port}/metrics`, {
-      metrics_port: metricsListening.port,
-      metrics_host: config.metrics.host,
-    });
+    // In a cluster the primary listens on METRICS_PORT and reads every process's registry.
+    if (isClusterWorker()) prometheus.joinClusterMetrics(metrics);
+    else {
+      metricsListening = await prometheus.serveMetrics(metrics, config.metrics);
+      sayMetrics(say, config.metrics, metricsListening.port);
+    }
   }
   if (tracing) say(`Tracing    OTLP/HTTP to ${config.tracing?.endpoint ?? ''}`);
   if (demo) {

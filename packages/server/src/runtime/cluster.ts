@@ -1,5 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
-import { handleShutdown, type ShutdownLog } from './shutdown';
+import { handleShutdown, type Shutdown, type ShutdownLog } from './shutdown';
 
 /**
  * `WEB_CONCURRENCY=N`: one primary process forks N server processes that share one listener (node's
@@ -31,8 +31,8 @@ export interface PrimaryOptions {
   readonly onListening: (port: number) => void;
 }
 
-/** In the primary: forks the server processes and looks after them until the stop; never returns. */
-export function runPrimary({ processes, deadlineMs, log, onListening }: PrimaryOptions): void {
+/** In the primary: forks the server processes and looks after them until the stop, whose steps it answers (the processes' stop comes first). */
+export function runPrimary({ processes, deadlineMs, log, onListening }: PrimaryOptions): Pick<Shutdown, 'onStop'> {
   const shutdown = handleShutdown({ deadlineMs, log });
   const live = new Set<Worker>();
   let announced = false;
@@ -85,6 +85,7 @@ export function runPrimary({ processes, deadlineMs, log, onListening }: PrimaryO
 
   shutdown.onStop(stopAll);
   for (let i = 0; i < processes; i++) fork();
+  return shutdown;
 }
 
 /**

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Knex } from 'knex';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Clock } from '../core/clock';
 import type { MetricsConfig } from '../core/config';
 import { type Metrics, methodLabel } from '../platform/metrics';
@@ -156,6 +156,8 @@ function watchDatabase(registry: Registry, db: Knex, clock: Clock): void {
     name: 'svc_outbox_events_waiting',
     help: 'Outbox events not yet fanned out to their webhook deliveries.',
     registers: [registry],
+    // Every process of a cluster reads the same database: its /metrics shows the figure, not N times it.
+    aggregator: 'max',
     async collect() {
       const read = await readBacklog();
       if (read) this.set(read.waiting);
@@ -165,6 +167,7 @@ function watchDatabase(registry: Registry, db: Knex, clock: Clock): void {
     name: 'svc_outbox_oldest_event_age_seconds',
     help: 'Age of the oldest outbox event not yet fanned out (0 when none waits).',
     registers: [registry],
+    aggregator: 'max',
     async collect() {
       const read = await readBacklog();
       if (read) this.set(read.oldestAgeSeconds);
@@ -188,13 +191,40 @@ export interface MetricsListening {
  * (loopback unless `METRICS_HOST` says otherwise), never on the API's listener: the API's callers
  * do not see the service's internals, and a scraper needs no credentials.
  */
-export async function serveMetrics(metrics: MetricsRegistry, config: MetricsConfig): Promise<MetricsListening> {
+export function serveMetrics(metrics: MetricsRegistry, config: MetricsConfig): Promise<MetricsListening> {
+  return serveText({ read: () => metrics.registry.metrics(), contentType: metrics.registry.contentType }, config);
+}
+
+/**
+ * With `WEB_CONCURRENCY`, the server processes share the API's port, and a listener of each on
+ * `METRICS_PORT` would be shared the same way (each scrape answered by whichever process the
+ * connection went to). So the primary alone listens on it and answers with every process's metrics
+ * added up (prom-client's AggregatorRegistry, over the cluster's channel); the processes answer it
+ * from their own registries (`joinClusterMetrics`).
+ */
+export function serveClusterMetrics(config: MetricsConfig): Promise<MetricsListening> {
+  const aggregator = new AggregatorRegistry();
+  return serveText({ read: () => aggregator.clusterMetrics(), contentType: aggregator.contentType }, config);
+}
+
+/** In a server process of a cluster: the primary's `/metrics` reads this registry. */
+export function joinClusterMetrics(metrics: MetricsRegistry): void {
+  new AggregatorRegistry(); // its construction makes this process answer the primary's requests
+  AggregatorRegistry.setRegistries([metrics.registry]);
+}
+
+interface MetricsText {
+  read(): Promise<string>;
+  readonly contentType: string;
+}
+
+async function serveText(source: MetricsText, config: MetricsConfig): Promise<MetricsListening> {
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path !== '/metrics') return void res.writeHead(404, { 'Content-Type': 'text/plain' }).end('Not found: metrics are at /metrics.\n');
     if (req.method !== 'GET' && req.method !== 'HEAD') return void res.writeHead(405, { Allow: 'GET, HEAD', 'Content-Type': 'text/plain' }).end();
-    metrics.registry.metrics().then(
-      (text) => res.writeHead(200, { 'Content-Type': metrics.registry.contentType }).end(req.method === 'HEAD' ? undefined : text),
+    source.read().then(
+      (text) => res.writeHead(200, { 'Content-Type': source.contentType }).end(req.method === 'HEAD' ? undefined : text),
       (error: unknown) =>
         res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`metrics failed: ${error instanceof Error ? error.message : String(error)}\n`),
     );

@@ -152,6 +152,33 @@ onPostgres('PostgreSQL: WEB_CONCURRENCY server processes behind one port', () =>
     }
   });
 
+  it("METRICS_PORT is the primary's: one scrape adds up every process's requests", async () => {
+    const database = await freshPostgresDatabase(adminUrl);
+    try {
+      const run = start({ DATABASE_URL: database.url, SECRET_KEY: KEY, WEB_CONCURRENCY: '2', METRICS_PORT: '0', LOG_LEVEL: 'info', SHUTDOWN_DELAY_MS: '0' });
+      const base = `http://127.0.0.1:${await run.port()}`;
+      await until(async () => /Metrics +http:\/\/127\.0\.0\.1:\d+\/metrics/.test(run.stdout));
+      const metricsPort = Number(/Metrics +http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(run.stdout)?.[1]);
+      const listening = () => logLines(run).filter((line) => /^Server process \d+ listening$/.test(String(line.msg)));
+      await until(async () => listening().length === 2);
+      // Ten answers on new connections: the primary hands them to the processes in turn (five each),
+      // so a scrape of one process's registry alone would count five.
+      for (let i = 0; i < 10; i++) expect(await getOnNewConnection(`${base}/livez`)).toBe(200);
+      const scrape = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+      expect(scrape.status).toBe(200);
+      const text = await scrape.text();
+      const counted = text
+        .split('\n')
+        .filter((line) => line.startsWith('http_server_request_duration_seconds_count{') && line.includes('operation="health.live"'))
+        .map((line) => Number(line.split(' ').at(-1)));
+      expect(counted.reduce((sum, value) => sum + value, 0)).toBe(10);
+      run.child.kill('SIGTERM');
+      expect(await run.exited).toBe(0);
+    } finally {
+      await database.drop();
+    }
+  });
+
   it('a process that cannot start stops the others and the primary exits 1', async () => {
     const database = await freshPostgresDatabase(adminUrl);
     const holder = net.createServer();
