@@ -2,7 +2,7 @@ import type { components } from '@svc/contract';
 import type { ErrorCode, ErrorDetail } from './generated/schema';
 
 /** The service's error object: `code`, `message` and the extras some codes carry (`details`, `current_etag`, `operation_id`, …). */
-export type ErrorObject = components['schemas']['Error']['error'];
+export type ErrorObject = components['schemas']['ErrorBody']['error'];
 
 /**
  * The client's own codes, for failures that never got an answer in the error format: the request

@@ -251,7 +251,7 @@ describe('the error format', () => {
       expect({ id: operation.operationId, count: clientErrors.length > 0 }).toEqual({ id: operation.operationId, count: true });
       for (const status of clientErrors) {
         const content = resolve(responses[status]).content as JsonObject;
-        expect((content['application/json'] as JsonObject).schema).toEqual({ $ref: '#/components/schemas/Error' });
+        expect((content['application/json'] as JsonObject).schema).toEqual({ $ref: '#/components/schemas/ErrorBody' });
       }
     }
   });
@@ -266,7 +266,7 @@ describe('the error format', () => {
   });
 
   it('the error schema is {error: {code, message, ...}, meta: {request_id}}', () => {
-    const schema = resolve({ $ref: '#/components/schemas/Error' });
+    const schema = resolve({ $ref: '#/components/schemas/ErrorBody' });
     expect(schema.required).toEqual(['error', 'meta']);
     expect(isObject(schema.properties as Json)).toBe(true);
   });

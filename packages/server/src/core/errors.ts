@@ -1,7 +1,7 @@
 import type { components } from '@svc/contract';
 
 export type ErrorCode = components['schemas']['ErrorCode'];
-export type ErrorBody = components['schemas']['Error'];
+export type ErrorBody = components['schemas']['ErrorBody'];
 export type ErrorDetail = components['schemas']['ErrorDetail'];
 
 /** The HTTP status of every error code: the one place codes meet statuses. */
