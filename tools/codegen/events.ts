@@ -142,6 +142,26 @@ export function readEventCatalogue(document: OpenApiDocument, catalogue: readonl
   });
 }
 
+/**
+ * The bundled document with the event-type → scope table written out in `WebhookEventType`'s
+ * description, from each webhook's `x-required-scope` (renderers do not show extensions), so the
+ * reference cannot say otherwise than the service does.
+ */
+export function withEventScopeTable(document: OpenApiDocument, events: readonly EventDefinition[]): OpenApiDocument {
+  const schemas = document.components.schemas ?? {};
+  const enumeration = schemas.WebhookEventType;
+  if (!isRecord(enumeration)) return document;
+  const byScope = new Map<string, string[]>();
+  for (const event of events) byScope.set(event.scope ?? 'none', [...(byScope.get(event.scope ?? 'none') ?? []), `\`${event.type}\``]);
+  const rows = [...byScope].map(([scope, types]) => `| ${types.join(', ')} | ${scope === 'none' ? 'none' : `\`${scope}\``} |`);
+  const table = ['| event type | scope |', '|---|---|', ...rows].join('\n');
+  const description = typeof enumeration.description === 'string' ? `${enumeration.description.trimEnd()}\n\n` : '';
+  return {
+    ...document,
+    components: { ...document.components, schemas: { ...schemas, WebhookEventType: { ...enumeration, description: `${description}${table}\n` } } },
+  };
+}
+
 /** packages/contract/src/generated/events.ts */
 export function contractEvents(events: readonly EventDefinition[], fieldScopes: ReadonlyMap<string, Record<string, string[]>>): string {
   const schemas = events.map((event) => `  ${JSON.stringify(event.type)}: components['schemas'][${JSON.stringify(event.schema)}];`).join('\n');

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { bundleSpec, bundleText } from './bundle';
 import { buildDocsSite } from './docs-site';
 import { clientTypes, contractOperations, contractScopes, contractTypes, handlerFileOf, handlerStub, serverRegistry } from './emit';
-import { contractEvents, readEventCatalogue, readFieldScopes } from './events';
+import { contractEvents, readEventCatalogue, readFieldScopes, withEventScopeTable } from './events';
 import { readGuidePages, withGuides } from './guides';
 import { buildOperationTable } from './operation-table';
 import { locations, repoRoot } from './paths';
@@ -27,7 +27,10 @@ async function generatedFiles(): Promise<{ files: Map<string, string>; table: Re
   const versions = readVersionRegistry(String((bundled.info as { version?: unknown } | undefined)?.version));
   // The site shows the versions guide with the table as the registry has it, even before the file is written.
   const versionsGuide = withVersionsTable(fs.readFileSync(locations.versionsGuide, 'utf8'), versions);
-  const document = withGuides(withCodeSamples(withScopeDependencyTable(bundled, scopes)), readGuidePages(new Map([[locations.versionsGuide, versionsGuide]])));
+  const document = withGuides(
+    withCodeSamples(withEventScopeTable(withScopeDependencyTable(bundled, scopes), events)),
+    readGuidePages(new Map([[locations.versionsGuide, versionsGuide]])),
+  );
   const table = buildOperationTable(document);
   const files = new Map<string, string>([
     [locations.bundledSpec, bundleText(document)],

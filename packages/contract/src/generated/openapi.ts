@@ -5190,7 +5190,8 @@ export type components = {
         };
         /**
          * @description A webhook event type. A subscription may only ask for the types whose scope its installation
-         *     holds (`EVENT_TYPE_NOT_ALLOWED` otherwise):
+         *     holds (`EVENT_TYPE_NOT_ALLOWED` otherwise). Each webhook names its scope in `x-required-scope`;
+         *     `pnpm generate` writes the table below from them.
          *
          *     | event type | scope |
          *     |---|---|
