@@ -10,7 +10,7 @@ import { createSubscription } from '../../packages/server/src/domain/webhooks/su
 import { createDispatcher } from '../../packages/server/src/jobs/webhook-dispatcher';
 import { installDirectly } from '../../packages/server/src/oauth/direct-install';
 import { addVersion, registerApp } from '../../packages/server/src/platform/apps';
-import { recordEvent } from '../../packages/server/src/platform/outbox';
+import { type DomainEvent, recordEvent } from '../../packages/server/src/platform/outbox';
 import { createServices, type Services } from '../../packages/server/src/platform/services';
 import { createStore } from '../../packages/server/src/platform/stores';
 
@@ -52,14 +52,15 @@ function startReceiver(): Promise<{ child: ChildProcess; port: number }> {
 }
 
 /** A product.created-sized event (about 1 KB). */
-function productEvent(storeId: string, index: number, now: number) {
+/** A stand-in of about a real product's size: the bench measures delivery, which never reads the payload. */
+function productEvent(storeId: string, index: number, now: number): DomainEvent {
   return {
     type: 'product.created',
     storeId,
     installationId: null,
     occurredAt: now,
     data: { product: { id: index + 1, name: `Bench product ${index}`, description: 'x'.repeat(700), status: 'inactive', price: '0.00' } },
-  };
+  } as unknown as DomainEvent;
 }
 
 interface BenchSubscription {
@@ -119,7 +120,7 @@ async function until(condition: () => Promise<boolean>, everyMs = 20): Promise<v
 async function commitToDelivery(services: Services, storeIds: readonly string[], count: number): Promise<number[]> {
   const lags: number[] = [];
   for (let index = 0; index < count; index += 1) {
-    const id = await services.db.transaction((trx) => recordEvent(trx, productEvent(storeIds[index % storeIds.length] as string, index, Date.now())));
+    const [id] = await services.db.transaction((trx) => recordEvent(trx, productEvent(storeIds[index % storeIds.length] as string, index, Date.now())));
     const committed = Date.now();
     let finished: number | undefined;
     await until(async () => {

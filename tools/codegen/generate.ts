@@ -1,5 +1,5 @@
 /**
- * `pnpm generate`: spec/ → packages/contract (bundle, types, operation table, scope catalogue, date versions), the
+ * `pnpm generate`: spec/ → packages/contract (bundle, types, operation table, scope catalogue, event catalogue, date versions), the
  * server's handler types and registry, the client's types, stubs for operations without a handler,
  * docs/deploy.md's table of settings, the versions guide's table of date versions, and docs/site. The bundle also carries the guides (docs/guides/, CHANGELOG.md) and a curl and a
  * TypeScript sample on every operation, which the docs site shows.
@@ -11,6 +11,7 @@ import path from 'node:path';
 import { bundleSpec, bundleText } from './bundle';
 import { buildDocsSite } from './docs-site';
 import { clientTypes, contractOperations, contractScopes, contractTypes, handlerFileOf, handlerStub, serverRegistry } from './emit';
+import { contractEvents, readEventCatalogue, readFieldScopes, withEventScopeTable } from './events';
 import { readGuidePages, withGuides } from './guides';
 import { buildOperationTable } from './operation-table';
 import { locations, repoRoot } from './paths';
@@ -22,16 +23,21 @@ import { contractVersions, readVersionRegistry, withVersionsTable } from './vers
 async function generatedFiles(): Promise<{ files: Map<string, string>; table: ReturnType<typeof buildOperationTable> }> {
   const bundled = bundleSpec();
   const scopes = readScopeCatalogue(bundled);
+  const events = readEventCatalogue(bundled, scopes);
   const versions = readVersionRegistry(String((bundled.info as { version?: unknown } | undefined)?.version));
   // The site shows the versions guide with the table as the registry has it, even before the file is written.
   const versionsGuide = withVersionsTable(fs.readFileSync(locations.versionsGuide, 'utf8'), versions);
-  const document = withGuides(withCodeSamples(withScopeDependencyTable(bundled, scopes)), readGuidePages(new Map([[locations.versionsGuide, versionsGuide]])));
+  const document = withGuides(
+    withCodeSamples(withEventScopeTable(withScopeDependencyTable(bundled, scopes), events)),
+    readGuidePages(new Map([[locations.versionsGuide, versionsGuide]])),
+  );
   const table = buildOperationTable(document);
   const files = new Map<string, string>([
     [locations.bundledSpec, bundleText(document)],
     [locations.contractTypes, await contractTypes(document)],
     [locations.contractOperations, contractOperations(table)],
     [locations.contractScopes, contractScopes(scopes)],
+    [locations.contractEvents, contractEvents(events, readFieldScopes(bundled, scopes))],
     [locations.contractVersions, contractVersions(versions)],
     [locations.serverRegistry, serverRegistry(table)],
     [locations.clientTypes, clientTypes(document)],

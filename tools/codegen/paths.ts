@@ -9,6 +9,7 @@ export const locations = {
   contractTypes: path.join(repoRoot, 'packages', 'contract', 'src', 'generated', 'openapi.ts'),
   contractOperations: path.join(repoRoot, 'packages', 'contract', 'src', 'generated', 'operations.ts'),
   contractScopes: path.join(repoRoot, 'packages', 'contract', 'src', 'generated', 'scopes.ts'),
+  contractEvents: path.join(repoRoot, 'packages', 'contract', 'src', 'generated', 'events.ts'),
   contractVersions: path.join(repoRoot, 'packages', 'contract', 'src', 'generated', 'versions.ts'),
   versionRegistry: path.join(repoRoot, 'spec', 'versions.yaml'),
   versionsGuide: path.join(repoRoot, 'docs', 'guides', '08-versions.md'),

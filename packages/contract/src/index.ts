@@ -1,5 +1,7 @@
 import path from 'node:path';
 
+export type { ScopedSchema, WebhookEventData, WebhookEventDefinition, WebhookEventSchemas, WebhookEventType, WebhookGenericUpdates } from './generated/events';
+export { EVENT_TYPE_SCOPES, FIELD_READ_SCOPES, webhookEventCatalogue } from './generated/events';
 export type { components, operations, paths, webhooks } from './generated/openapi';
 export type { OperationId } from './generated/operations';
 export { operationIds, operationTable } from './generated/operations';

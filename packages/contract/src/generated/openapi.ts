@@ -5192,8 +5192,12 @@ export type components = {
             meta: components["schemas"]["RequestMeta"];
         };
         /**
-         * @description A webhook event type. A subscription may only ask for the types whose scope its installation
-         *     holds (`EVENT_TYPE_NOT_ALLOWED` otherwise):
+         * @description A webhook event type. The list grows: a new event type may be added without a new date version
+         *     (`x-extensible-enum`), and a subscription only receives the types it lists.
+         *
+         *     A subscription may only ask for the types whose scope its installation
+         *     holds (`EVENT_TYPE_NOT_ALLOWED` otherwise). Each webhook names its scope in `x-required-scope`;
+         *     `pnpm generate` writes the table below from them.
          *
          *     | event type | scope |
          *     |---|---|
@@ -5203,9 +5207,6 @@ export type components = {
          *     | `inventory.adjusted` | `inventory:read` |
          *     | `review.created` | `reviews:read` |
          *     | `abandoned_cart.created` | `carts:read` |
-         *
-         *     The list grows: a new event type may be added without a new date version
-         *     (`x-extensible-enum`). A subscription only receives the types it lists.
          * @example order.created
          * @enum {string}
          */

@@ -93,6 +93,14 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * 400 VALIDATION_FAILED about one field of the request body (`field` a JSON Pointer such as
+ * `/items/0/quantity`): the rules of the domain that a schema cannot say. The one way such an error
+ * is built, so every one has the shape the spec validator's errors have.
+ */
+export const invalidBodyField = (field: string, detail: string, message = 'The request is not valid.'): ApiError =>
+  new ApiError('VALIDATION_FAILED', message, { details: [{ location: 'body', field, message: detail }] });
+
 export function isApiError(error: unknown): error is ApiError {
   return error instanceof ApiError;
 }

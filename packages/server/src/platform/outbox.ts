@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { type WebhookEventData, type WebhookEventType, type WebhookGenericUpdates, webhookEventCatalogue } from '@svc/contract';
 import { toIso } from '../core/clock';
 import type { EventTrace } from '../core/trace-context';
 import { announceWebhookWork } from '../db/notifications';
@@ -8,14 +9,46 @@ import type { ExpiryRule } from './housekeeping';
 /** The interface date version every event envelope carries. */
 export const API_VERSION = '2026-10-15';
 
-export interface DomainEvent {
-  type: string;
+/**
+ * An event as the code records it, typed by the contract: `type` is one of the spec's
+ * `WebhookEventType`s and `data` that event's schema's `data`, so a payload that leaves the spec
+ * fails `tsc`, as a handler's answer does.
+ */
+export interface TypedEvent<T extends WebhookEventType> {
+  type: T;
   storeId: string;
   installationId?: string | null;
   occurredAt: number;
-  data: Record<string, unknown>;
+  data: WebhookEventData<T>;
   /** The trace of the request that caused it: each delivery of the event sends it as `traceparent`. */
   trace?: EventTrace;
+}
+
+/** Any one event: the union over the event types, so `type` and `data` stay paired. */
+export type DomainEvent = { [T in WebhookEventType]: TypedEvent<T> }[WebhookEventType];
+
+/**
+ * Fails `tsc` unless each specific event's data is also valid data of the generic event the spec
+ * pairs it with (`WebhookGenericUpdates`), which is what lets `withGenericUpdate` send the same data.
+ */
+type GenericUpdatesTakeTheSameData = {
+  [T in keyof WebhookGenericUpdates]: WebhookEventData<T> extends WebhookEventData<WebhookGenericUpdates[T]> ? true : false;
+};
+const genericUpdatesTakeTheSameData: { [T in keyof WebhookGenericUpdates]: true } = {} as GenericUpdatesTakeTheSameData;
+void genericUpdatesTakeTheSameData;
+
+const GENERIC_UPDATE_OF: ReadonlyMap<WebhookEventType, WebhookEventType | null> = new Map(webhookEventCatalogue.map((event) => [event.type, event.alsoSends]));
+
+/**
+ * The events one change writes for `event`: the event, then the generic `*.updated` the spec pairs
+ * with it for the same change (`order.paid` and `order.cancelled` also send `order.updated`), with
+ * the same data, time and installation. The pairing is the generated catalogue's (tools/codegen,
+ * `genericUpdateOf`); this is the one place it is applied, since every event goes through `recordEvent`.
+ */
+export function withGenericUpdate(event: DomainEvent): DomainEvent[] {
+  const generic = GENERIC_UPDATE_OF.get(event.type);
+  // The cast is what GenericUpdatesTakeTheSameData proves: the specific data is the generic event's data.
+  return generic ? [event, { ...event, type: generic } as DomainEvent] : [event];
 }
 
 /** The webhook envelope of an event: what a receiver gets, stored as the outbox payload. */
@@ -29,11 +62,18 @@ export const envelopeOf = (id: string, event: Pick<DomainEvent, 'type' | 'storeI
 });
 
 /**
- * Writes an event to the outbox in the caller's transaction, so the event exists exactly when the
+ * Writes an event (and the generic event paired with it) to the outbox in the caller's transaction, so the event exists exactly when the
  * change it describes does. The stored payload is the webhook envelope; delivery reads it later.
  * The same transaction announces it, so the dispatchers start on it at its commit, not their next poll.
  */
-export async function recordEvent(db: Db, event: DomainEvent): Promise<string> {
+export async function recordEvent(db: Db, event: DomainEvent): Promise<string[]> {
+  const ids: string[] = [];
+  for (const each of withGenericUpdate(event)) ids.push(await writeEvent(db, each));
+  await announceWebhookWork(db);
+  return ids;
+}
+
+async function writeEvent(db: Db, event: DomainEvent): Promise<string> {
   const id = randomUUID();
   const payload = envelopeOf(id, event);
   await db('outbox_events').insert({
@@ -46,7 +86,6 @@ export async function recordEvent(db: Db, event: DomainEvent): Promise<string> {
     trace_parent: event.trace?.traceparent ?? null,
     trace_state: event.trace?.tracestate ?? null,
   });
-  await announceWebhookWork(db);
   return id;
 }
 

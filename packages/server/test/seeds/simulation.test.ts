@@ -265,12 +265,14 @@ describe.each(testDatabases())('the store simulator on $name', (testDatabase) =>
     expect(sorted(orderIdsOf('order.created'))).toEqual(idsWhere(() => true));
     expect(sorted(orderIdsOf('order.paid'))).toEqual(idsWhere((order) => order.paid_at !== null));
     expect(sorted(orderIdsOf('order.cancelled'))).toEqual(idsWhere((order) => order.status === 'cancelled'));
-    // order.updated: one per fulfilment step (shipped, delivered; a parcel-free order goes straight to delivered) and one per refund.
+    // order.updated: one per fulfilment step (shipped, delivered; a parcel-free order goes straight to
+    // delivered), one per refund, and one beside each order.paid and order.cancelled (the same change).
     const ships = (order: OrderBody) => order.items.some((item) => item.product_kind === 'physical');
     const expectedUpdates = orders.reduce((sum, order) => {
       const steps = order.status === 'shipped' ? 1 : order.status === 'delivered' ? (ships(order) ? 2 : 1) : 0;
       const refunded = order.payment_status === 'refunded' && order.status !== 'cancelled' ? 1 : 0;
-      return sum + steps + refunded;
+      const paired = (order.paid_at !== null ? 1 : 0) + (order.status === 'cancelled' ? 1 : 0);
+      return sum + steps + refunded + paired;
     }, 0);
     expect(typed('order.updated')).toHaveLength(expectedUpdates);
     expect(typed('abandoned_cart.created')).toHaveLength(summary.carts);

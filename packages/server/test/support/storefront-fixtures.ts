@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { bundledSpecPath } from '@svc/contract';
+import { bundledSpecPath, webhookEventCatalogue } from '@svc/contract';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { Knex } from 'knex';
@@ -107,10 +107,7 @@ ajv.addSchema(spec, 'spec');
 
 /** What is wrong with a stored event against its webhook's body schema in the spec (none: []). */
 export function eventSchemaErrors(event: StoredEvent): string[] {
-  const schemaName = `${event.type
-    .split(/[._]/)
-    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
-    .join('')}Event`;
+  const schemaName = webhookEventCatalogue.find((definition) => definition.type === event.type)?.schema ?? `(no event ${event.type})`;
   const check = ajv.getSchema(`spec#/components/schemas/${schemaName}`);
   if (!check) return [`no schema ${schemaName}`];
   return check(event.payload) ? [] : (check.errors ?? []).map((error) => `${event.type} ${error.instancePath} ${error.message ?? ''}`);

@@ -1,5 +1,6 @@
+import type { WebhookEventData, WebhookEventType } from '@svc/contract';
 import type { EventTrace } from '../../core/trace-context';
-import type { DomainEvent } from '../../platform/outbox';
+import type { TypedEvent } from '../../platform/outbox';
 
 /**
  * Who changes a store's data, and when: built once per request from the access token (the HTTP
@@ -24,7 +25,7 @@ export type Precondition<Row> = (current: Row) => void;
 export const anyVersion: Precondition<unknown> = () => undefined;
 
 /** An outbox event of this actor's change: its store, its installation, its time. */
-export const eventBy = (actor: Actor, type: string, data: Record<string, unknown>): DomainEvent => ({
+export const eventBy = <T extends WebhookEventType>(actor: Actor, type: T, data: WebhookEventData<T>): TypedEvent<T> => ({
   type,
   storeId: actor.storeId,
   installationId: actor.installationId,

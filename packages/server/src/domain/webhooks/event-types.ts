@@ -1,26 +1,14 @@
-import type { components } from '@svc/contract';
+import { EVENT_TYPE_SCOPES, type WebhookEventType } from '@svc/contract';
 import { ApiError } from '../../core/errors';
 import { sortScopes } from '../../platform/scopes';
 
-export type WebhookEventType = components['schemas']['WebhookEventType'];
+export type { WebhookEventType };
 
 /**
- * The scope each event type needs (the spec's `WebhookEventType` table): the scope that reads what
- * the event carries. `app.uninstalled` and `webhook.test` need none.
+ * The scope each event type needs, generated from the spec (each webhook's `x-required-scope`): the
+ * scope that reads what the event carries. `app.uninstalled` and `webhook.test` need none.
  */
-export const EVENT_TYPE_SCOPES: ReadonlyMap<WebhookEventType, string | null> = new Map<WebhookEventType, string | null>([
-  ['app.uninstalled', null],
-  ['order.created', 'orders:read'],
-  ['order.paid', 'orders:read'],
-  ['order.updated', 'orders:read'],
-  ['order.cancelled', 'orders:read'],
-  ['product.created', 'products:read'],
-  ['product.updated', 'products:read'],
-  ['inventory.adjusted', 'inventory:read'],
-  ['review.created', 'reviews:read'],
-  ['abandoned_cart.created', 'carts:read'],
-  ['webhook.test', null],
-]);
+export { EVENT_TYPE_SCOPES };
 
 export const scopeOfEventType = (type: string): string | null | undefined => EVENT_TYPE_SCOPES.get(type as WebhookEventType);
 

@@ -1,8 +1,7 @@
+import { webhookEventCatalogue } from '@svc/contract';
 import type { ApiVersionRegistry } from '../../core/api-versions';
+import { hiddenFields } from '../../core/field-scopes';
 import { publishedApiVersions } from '../../platform/api-versions';
-
-/** The scope that shows a customer's e-mail and mobile, in answers and in events alike. */
-export const CONTACT_SCOPE = 'customers:read';
 
 type Json = Record<string, unknown>;
 
@@ -20,34 +19,45 @@ export function eventVersionOf(subscriptionVersion: string, now: number, registr
   return (registry.supportedAt(now)[0] ?? registry.current).version;
 }
 
+/** Where each event type's payload holds objects with scoped fields (generated from the spec). */
+const SCOPED_FIELDS = new Map(webhookEventCatalogue.map((event) => [event.type as string, event.scopedFields]));
+
+/** The object at `path` in `value` (`*` is not walked: the generator refuses scoped fields in lists). */
+function objectAt(value: unknown, path: readonly string[]): Json | undefined {
+  let at: unknown = value;
+  for (const key of path) at = isObject(at) ? at[key] : undefined;
+  return isObject(at) ? at : undefined;
+}
+
 /**
  * The stored event body as one receiver may see it. The outbox keeps one body per event, written
- * with the customer's contact details and the version current when it was written; a receiver
- * gets it built for its subscription's `apiVersion` (today every version's events have the same
- * shape, so only `api_version` differs), and an installation without `customers:read` gets the
- * event with `email` and `mobile` left out of the customer of its resource (`data.order.customer`,
- * `data.cart.customer`, `data.review.customer`), as the API answers that installation. Anything
- * else is sent byte for byte as stored, so a replay re-sends the same body.
+ * with every field and the version current when it was written; a receiver gets it built for its
+ * subscription's `apiVersion` (today every version's events have the same shape, so only
+ * `api_version` differs), and without the fields its installation's scopes may not see: the spec's
+ * `x-field-scopes` beside them (a customer's `email` and `mobile` need `customers:read`), found
+ * where the generated catalogue says the event's payload holds them, the same table the API's
+ * answers follow. Anything else is sent byte for byte as stored, so a replay re-sends the same body.
  */
-export function payloadFor(stored: string, scopes: ReadonlySet<string>, apiVersion: string): string {
+export function payloadFor(stored: string, type: string, scopes: ReadonlySet<string>, apiVersion: string): string {
   const sameVersion = stored.includes(`"api_version":${JSON.stringify(apiVersion)}`);
-  // Most events (products, inventory) carry no customer: sent as stored without parsing them.
-  const keepsContacts = scopes.has(CONTACT_SCOPE) || !stored.includes('"customer":');
-  if (sameVersion && keepsContacts) return stored;
+  // Most events (products, inventory) hold no scoped field, or the receiver sees them all: sent as stored without parsing.
+  const hiding = (SCOPED_FIELDS.get(type) ?? [])
+    .map((location) => ({ path: location.path, hidden: hiddenFields(location.schema, scopes) }))
+    .filter((location) => location.hidden.length > 0);
+  if (sameVersion && hiding.length === 0) return stored;
   const event = JSON.parse(stored) as Json;
   let changed = false;
   if (event.api_version !== apiVersion) {
     event.api_version = apiVersion;
     changed = true;
   }
-  if (!keepsContacts && isObject(event.data)) {
-    for (const resource of Object.values(event.data)) {
-      if (!isObject(resource) || !isObject(resource.customer)) continue;
-      const { email, mobile, ...customer } = resource.customer;
-      if (email === undefined && mobile === undefined) continue;
-      resource.customer = customer;
-      changed = true;
-    }
+  for (const { path, hidden } of hiding) {
+    const holder = objectAt(event, path.slice(0, -1));
+    const key = path[path.length - 1];
+    const scoped = key === undefined ? undefined : objectAt(holder, [key]);
+    if (!holder || key === undefined || !scoped || !hidden.some((field) => field in scoped)) continue;
+    holder[key] = Object.fromEntries(Object.entries(scoped).filter(([field]) => !hidden.includes(field)));
+    changed = true;
   }
   return changed ? JSON.stringify(event) : stored;
 }

@@ -7,7 +7,7 @@ import { type Handler, principalOf, recordIdOf } from '../../http/handler';
 const abandonedCartsGet: Handler<'abandoned_carts.get'> = async (context) => {
   const principal = principalOf(context);
   const cart = await getCart(context.db, principal.storeId, recordIdOf(context.params.id, cartNotFound), {
-    showContact: principal.scopes.has('customers:read'),
+    reader: principal.scopes,
     now: context.services.clock.now(),
   });
   return { status: 200, body: envelope(context, cart) };

@@ -9,7 +9,7 @@ import { type Handler, listRequestOf, principalOf } from '../../http/handler';
 const abandonedCartsList: Handler<'abandoned_carts.list'> = async (context) => {
   const { limit, cursor } = context.query;
   const principal = principalOf(context);
-  const reading = { showContact: principal.scopes.has('customers:read'), now: context.services.clock.now() };
+  const reading = { reader: principal.scopes, now: context.services.clock.now() };
   const page = await listCarts(context.db, principal.storeId, reading, listRequestOf(context, { limit, cursor }));
   return { status: 200, body: pageEnvelope(context, page) };
 };

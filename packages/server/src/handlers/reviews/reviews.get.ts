@@ -6,7 +6,7 @@ import { type Handler, principalOf, recordIdOf } from '../../http/handler';
 /** `reviews.get`: GET /stores/{storeId}/v1/reviews/{id}: one review of the token's store, in any status; contact details need `customers:read`. */
 const reviewsGet: Handler<'reviews.get'> = async (context) => {
   const principal = principalOf(context);
-  const review = await getReview(context.db, principal.storeId, recordIdOf(context.params.id, reviewNotFound), principal.scopes.has('customers:read'));
+  const review = await getReview(context.db, principal.storeId, recordIdOf(context.params.id, reviewNotFound), principal.scopes);
   return { status: 200, body: envelope(context, review) };
 };
 

@@ -10,7 +10,7 @@ import { type Handler, listRequestOf, principalOf } from '../../http/handler';
 const reviewsList: Handler<'reviews.list'> = async (context) => {
   const { limit, cursor, ...filters } = context.query;
   const principal = principalOf(context);
-  const page = await listReviews(context.db, principal.storeId, filters, principal.scopes.has('customers:read'), listRequestOf(context, { limit, cursor }));
+  const page = await listReviews(context.db, principal.storeId, filters, principal.scopes, listRequestOf(context, { limit, cursor }));
   return { status: 200, body: pageEnvelope(context, page) };
 };
 

@@ -11,7 +11,7 @@ import { actorOf, type Handler, principalOf, recordIdOf } from '../../http/handl
 const reviewsModeration: Handler<'reviews.moderation'> = async (context) => {
   const id = recordIdOf(context.params.id, reviewNotFound);
   const moderated = await moderateReview(context.db, actorOf(context), id, context.body.status);
-  const review = await reviewOf(context.db, moderated, principalOf(context).scopes.has('customers:read'));
+  const review = await reviewOf(context.db, moderated, principalOf(context).scopes);
   return { status: 200, body: envelope(context, review) };
 };
 

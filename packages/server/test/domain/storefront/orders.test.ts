@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { toIso } from '../../../src/core/clock';
 import { cancelOrder, failPayment, fulfilOrder, payOrder, placeOrder, refundOrder } from '../../../src/domain/storefront/orders/changes';
 import { getOrder } from '../../../src/domain/storefront/orders/queries';
 import { insertProduct, productRow } from '../../support/catalog-fixtures';
@@ -288,7 +289,7 @@ describe.each(testDatabases())('storefront orders on $name', (testDatabase) => {
   });
 
   describe('paying', () => {
-    it('takes the whole total, assigns one unsold digital unit per unit sold, and writes order.paid', async () => {
+    it('takes the whole total, assigns one unsold digital unit per unit sold, and writes order.paid with its order.updated', async () => {
       const cards = await digitalForSale(h, shop, 5_000, ['OLD-SOLD', 'C-1', 'C-2', 'C-3']);
       await h.db('digital_units').where({ code: 'OLD-SOLD' }).update({ delivered_at: 1 });
       const oud = await forSale(h, shop, 1_000);
@@ -315,9 +316,11 @@ describe.each(testDatabases())('storefront orders on $name', (testDatabase) => {
         ['C-3', null, null],
       ]);
       const events = await eventsNow();
-      expect(events.map((event) => event.type)).toEqual(['order.paid']);
-      expect(eventSchemaErrors(events[0] as (typeof events)[0])).toEqual([]);
-      expect(events[0]?.payload.data).toEqual({ order: await getOrder(h.db, shop.storeId, placed.id) });
+      // The spec: "An `order.updated` event is sent for the same change", with the same order, at the same time.
+      expect(events.map((event) => event.type)).toEqual(['order.paid', 'order.updated']);
+      for (const event of events) expect(eventSchemaErrors(event)).toEqual([]);
+      const order = await getOrder(h.db, shop.storeId, placed.id);
+      for (const event of events) expect(event.payload).toMatchObject({ occurred_at: toIso(h.clock.now()), data: { order } });
     });
 
     it('refuses the payment when too few units are left unsold by then, and delivers none', async () => {
@@ -402,7 +405,7 @@ describe.each(testDatabases())('storefront orders on $name', (testDatabase) => {
   });
 
   describe('cancelling', () => {
-    it('gives an unpaid order’s stock back, leaves the coupon use counted, and writes order.cancelled', async () => {
+    it('gives an unpaid order’s stock back, leaves the coupon use counted, and writes order.cancelled with its order.updated', async () => {
       const oud = await forSale(h, shop, 1_000, { quantity: 5 });
       const placed = await placeOrder(h.db, shop.actor(), { customerId: shop.customer.id, items: [{ productId: oud, quantity: 2 }] });
       expect((await productRow(h.db, oud)).quantity).toBe(3);
@@ -411,7 +414,9 @@ describe.each(testDatabases())('storefront orders on $name', (testDatabase) => {
       expect(cancelled).toMatchObject({ status: 'cancelled', payment_status: 'unpaid' });
       expect((await productRow(h.db, oud)).quantity).toBe(5);
       const events = await eventsNow();
-      expect(events.map((event) => event.type).sort()).toEqual(['inventory.adjusted', 'order.cancelled', 'product.updated']);
+      expect(events.map((event) => event.type).sort()).toEqual(['inventory.adjusted', 'order.cancelled', 'order.updated', 'product.updated']);
+      const [specific, generic] = ['order.cancelled', 'order.updated'].map((type) => events.find((event) => event.type === type)?.payload.data);
+      expect(generic).toEqual(specific);
       for (const event of events) expect(eventSchemaErrors(event)).toEqual([]);
       expect(events.find((event) => event.type === 'inventory.adjusted')?.payload.data.adjustment).toMatchObject({ delta: 2, reason: 'correction' });
       await expectRefused(() => cancelOrder(h.db, shop.actor(), placed.id), 'ORDER_STATE_CONFLICT');

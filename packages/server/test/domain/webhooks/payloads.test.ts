@@ -13,31 +13,39 @@ const order = {
 describe('payloadFor', () => {
   it('leaves the stored body as it is, byte for byte, for a receiver holding customers:read', () => {
     const stored = JSON.stringify(order);
-    expect(payloadFor(stored, new Set(['orders:read', 'customers:read']), VERSION)).toBe(stored);
+    expect(payloadFor(stored, 'order.created', new Set(['orders:read', 'customers:read']), VERSION)).toBe(stored);
   });
 
   it("drops the customer's e-mail and mobile for a receiver without customers:read, and nothing else", () => {
-    const sent = JSON.parse(payloadFor(JSON.stringify(order), new Set(['orders:read']), VERSION));
+    const sent = JSON.parse(payloadFor(JSON.stringify(order), 'order.created', new Set(['orders:read']), VERSION));
     expect(sent).toEqual({ ...order, data: { order: { ...order.data.order, customer: { id: 3, name: 'Noura' } } } });
   });
 
   it('does the same for carts and reviews, whose resource is named otherwise', () => {
-    for (const key of ['cart', 'review']) {
-      const stored = JSON.stringify({ type: 'x', api_version: VERSION, data: { [key]: { customer: { id: 1, name: 'A', email: 'a@example.com' } } } });
-      expect(JSON.parse(payloadFor(stored, new Set(), VERSION)).data[key].customer).toEqual({ id: 1, name: 'A' });
+    for (const [type, key] of [
+      ['abandoned_cart.created', 'cart'],
+      ['review.created', 'review'],
+    ] as const) {
+      const stored = JSON.stringify({ type, api_version: VERSION, data: { [key]: { customer: { id: 1, name: 'A', email: 'a@example.com' } } } });
+      expect(JSON.parse(payloadFor(stored, type, new Set(), VERSION)).data[key].customer).toEqual({ id: 1, name: 'A' });
     }
+  });
+
+  it('leaves fields alone where the spec declares none: a "customer" elsewhere in a payload is not one it scopes', () => {
+    const stored = JSON.stringify({ type: 'product.updated', api_version: VERSION, data: { product: { id: 1, customer: { email: 'x@example.com' } } } });
+    expect(payloadFor(stored, 'product.updated', new Set(), VERSION)).toBe(stored);
   });
 
   it('sends events without customers byte for byte, whatever the scopes', () => {
     const stored = JSON.stringify({ type: 'product.created', api_version: VERSION, data: { product: { id: 1, name: 'Oud' } } });
-    expect(payloadFor(stored, new Set(), VERSION)).toBe(stored);
+    expect(payloadFor(stored, 'product.created', new Set(), VERSION)).toBe(stored);
   });
 
   it("builds the event for the subscription's version: api_version names it, in its place, and the rest is as stored", () => {
     const stored = JSON.stringify(order);
-    const sent = payloadFor(stored, new Set(['orders:read', 'customers:read']), '2025-04-01');
+    const sent = payloadFor(stored, 'order.created', new Set(['orders:read', 'customers:read']), '2025-04-01');
     expect(sent).toBe(stored.replace(`"api_version":"${VERSION}"`, '"api_version":"2025-04-01"'));
-    const redacted = JSON.parse(payloadFor(stored, new Set(['orders:read']), '2025-04-01'));
+    const redacted = JSON.parse(payloadFor(stored, 'order.created', new Set(['orders:read']), '2025-04-01'));
     expect(redacted).toEqual({ ...order, api_version: '2025-04-01', data: { order: { ...order.data.order, customer: { id: 3, name: 'Noura' } } } });
   });
 });

@@ -1,7 +1,7 @@
 import type { components } from '@svc/contract';
 import type { Knex } from 'knex';
 import { toIso } from '../../../core/clock';
-import { ApiError } from '../../../core/errors';
+import { ApiError, invalidBodyField } from '../../../core/errors';
 import { MAX_ROW_ID } from '../../../core/ids';
 import { type Db, insertedId } from '../../../db/transactions';
 import { type Actor, anyVersion, eventBy } from '../../common/actor';
@@ -15,7 +15,8 @@ export type InventoryAdjustmentCreate = components['schemas']['InventoryAdjustme
 /** What an `integer` column holds: a manual stock may not grow past it. */
 const MAX_QUANTITY = MAX_ROW_ID;
 
-const invalid = (field: string, message: string) => new ApiError('VALIDATION_FAILED', message, { details: [{ location: 'body', field, message }] });
+/** The detail is also the message: it says what to send instead. */
+const invalid = (field: string, message: string) => invalidBodyField(field, message, message);
 
 /** The body's `codes` rules (InventoryAdjustmentCreate): digital only, as many as a positive delta, none with a negative one. */
 function checkCodes(kind: ProductRow['product_kind'], { delta, codes }: InventoryAdjustmentCreate): void {
@@ -102,7 +103,10 @@ export async function adjustInventory(db: Db, actor: Actor, id: number, request:
       };
       return current.product_kind === 'digital' ? {} : { quantity: before + delta };
     },
-    () => [eventBy(actor, 'inventory.adjusted', { adjustment })],
+    () => {
+      if (!adjustment) throw new Error('The adjustment was not recorded');
+      return [eventBy(actor, 'inventory.adjusted', { adjustment })];
+    },
   );
   if (!adjustment) throw new Error('The adjustment was not recorded');
   return adjustment;

@@ -1,6 +1,6 @@
 import type { components } from '@svc/contract';
 import type { Knex } from 'knex';
-import { ApiError } from '../../../core/errors';
+import { ApiError, invalidBodyField } from '../../../core/errors';
 import { toHalalas } from '../../../core/money';
 import type { Db } from '../../../db/transactions';
 import type { DomainEvent } from '../../../platform/outbox';
@@ -19,12 +19,9 @@ export type PriceUpdate = components['schemas']['PriceUpdate'];
 /** The most images a product holds, `image` included. */
 export const MAX_IMAGES = 20;
 
-const invalidBody = (field: string, message: string) =>
-  new ApiError('VALIDATION_FAILED', 'The request is not valid.', { details: [{ location: 'body', field, message }] });
-
 /** `old_price`, when set, is the price before discount: above `price` (docs/decisions.md). */
 function requireOldPriceAbove(price: number, oldPrice: number | null, message = 'must be above price'): void {
-  if (oldPrice !== null && oldPrice <= price) throw invalidBody('/old_price', message);
+  if (oldPrice !== null && oldPrice <= price) throw invalidBodyField('/old_price', message);
 }
 
 /** The create body's images as stored: `image` (else the first of `images`) is the default, first. */
@@ -32,11 +29,11 @@ function imagesOfCreate(body: ProductCreate): StoredImage[] {
   const listed = body.images ?? [];
   const defaultUrl = body.image ?? listed[0];
   if (defaultUrl === undefined) {
-    if (body.image_alt !== undefined) throw invalidBody('/image_alt', 'needs an image to describe');
+    if (body.image_alt !== undefined) throw invalidBodyField('/image_alt', 'needs an image to describe');
     return [];
   }
   const urls = [defaultUrl, ...listed.filter((url) => url !== defaultUrl)];
-  if (urls.length > MAX_IMAGES) throw invalidBody('/images', `must NOT have more than ${MAX_IMAGES} images, image included`);
+  if (urls.length > MAX_IMAGES) throw invalidBodyField('/images', `must NOT have more than ${MAX_IMAGES} images, image included`);
   return urls.map((url, sort) => ({ url, alt: sort === 0 ? (body.image_alt ?? null) : null, sort, is_default: sort === 0 }));
 }
 

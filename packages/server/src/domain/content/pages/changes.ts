@@ -1,4 +1,4 @@
-import { ApiError } from '../../../core/errors';
+import { invalidBodyField } from '../../../core/errors';
 import type { Db } from '../../../db/transactions';
 import type { Actor, Precondition } from '../../common/actor';
 import { sentColumns, type UpdateColumns } from '../../common/columns';
@@ -17,7 +17,7 @@ function storedBody(html: string): string {
   const body = sanitizePageHtml(html);
   if (body.length > PAGE_BODY_MAX_LENGTH) {
     const message = `is longer than ${PAGE_BODY_MAX_LENGTH} characters once sanitised`;
-    throw new ApiError('VALIDATION_FAILED', 'The request is not valid.', { details: [{ location: 'body', field: '/body', message }] });
+    throw invalidBodyField('/body', message);
   }
   return body;
 }

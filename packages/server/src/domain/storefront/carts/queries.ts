@@ -1,3 +1,4 @@
+import type { Reader } from '../../../core/field-scopes';
 import { keysetPage, type ListRequest, type Page } from '../../../core/paging';
 import { groupedBy } from '../../../core/records';
 import type { Db } from '../../../db/transactions';
@@ -18,7 +19,7 @@ export async function cartItemsOf(db: Db, storeId: string, cartId: number): Prom
 
 /** What a cart's view depends on besides its row: whether the reader may see contact details, and when it reads. */
 export interface CartReading {
-  showContact: boolean;
+  reader: Reader;
   now: number;
 }
 
@@ -31,7 +32,7 @@ async function cartsView(db: Db, storeId: string, rows: readonly CartRow[], read
     customersOfRows(db, storeId, rows, 'Cart'),
   ]);
   const items = groupedBy(itemRows, (item) => Number(item.cart_id));
-  return rows.map((row) => cartView(row, items.get(Number(row.id)) ?? [], customerOf(row), reading.showContact, reading.now));
+  return rows.map((row) => cartView(row, items.get(Number(row.id)) ?? [], customerOf(row), reading.reader, reading.now));
 }
 
 async function oneCartView(db: Db, row: CartRow, reading: CartReading): Promise<AbandonedCart> {
@@ -42,7 +43,7 @@ async function oneCartView(db: Db, row: CartRow, reading: CartReading): Promise<
 
 /** The cart as the interface shows it at `now`, with contact details (its events carry this). */
 export function cartOf(db: Db, row: CartRow, now: number): Promise<AbandonedCart> {
-  return oneCartView(db, row, { showContact: true, now });
+  return oneCartView(db, row, { reader: 'everything', now });
 }
 
 /** The store's cart as the interface shows it, or 404 (another store's too: no existence oracle). */

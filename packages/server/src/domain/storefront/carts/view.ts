@@ -1,4 +1,5 @@
 import { toIso } from '../../../core/clock';
+import type { Reader } from '../../../core/field-scopes';
 import { fromHalalas } from '../../../core/money';
 import type { CustomerRow } from '../customers/row';
 import { customerSummaryView } from '../customers/view';
@@ -7,13 +8,13 @@ import type { AbandonedCart, CartItemRow, CartRow } from './row';
 const MINUTE_MS = 60_000;
 
 /**
- * The cart as the interface shows it, its customer's contact details only when `showContact`; its
+ * The cart as the interface shows it, its customer's contact details as `reader` may see them; its
  * age is counted at `now`, from when it last changed.
  */
-export function cartView(row: CartRow, items: readonly CartItemRow[], customer: CustomerRow, showContact: boolean, now: number): AbandonedCart {
+export function cartView(row: CartRow, items: readonly CartItemRow[], customer: CustomerRow, reader: Reader, now: number): AbandonedCart {
   return {
     id: row.id,
-    customer: customerSummaryView(customer, showContact),
+    customer: customerSummaryView(customer, reader),
     items: items.map((item) => ({
       product_id: item.product_id,
       name: item.name,

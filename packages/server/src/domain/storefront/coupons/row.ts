@@ -1,6 +1,6 @@
 import type { components } from '@svc/contract';
 import { toIso } from '../../../core/clock';
-import { ApiError } from '../../../core/errors';
+import { ApiError, invalidBodyField } from '../../../core/errors';
 
 export type Coupon = components['schemas']['Coupon'];
 export type CouponType = components['schemas']['CouponType'];
@@ -35,10 +35,7 @@ export const couponNotApplicable = (code: string, reason: string) =>
   });
 
 /** A coupon code is the shopper's name for it: one coupon per code in a store, case-insensitively. */
-export const couponCodeTaken = () =>
-  new ApiError('VALIDATION_FAILED', 'The request is not valid.', {
-    details: [{ location: 'body', field: '/code', message: 'is the code of another coupon of the store' }],
-  });
+export const couponCodeTaken = () => invalidBodyField('/code', 'is the code of another coupon of the store');
 
 /** Activation refused: the coupon could never apply again, so turning it on would mislead the merchant. */
 export const couponExpired = (coupon: Pick<CouponRow, 'code' | 'expires_at'>) =>

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
-import { ApiError } from '../../../core/errors';
+import { ApiError, invalidBodyField } from '../../../core/errors';
 import { type Db, inTransaction } from '../../../db/transactions';
 import type { ProductRow } from '../../catalog/products/row';
 import { type Actor, anyVersion, eventBy } from '../../common/actor';
@@ -33,20 +33,17 @@ export interface PlaceOrder {
 const MAX_LINES = 200;
 const MAX_QUANTITY = 10_000;
 
-const invalidRequest = (field: string, message: string) =>
-  new ApiError('VALIDATION_FAILED', 'The request is not valid.', { details: [{ location: 'body', field, message }] });
-
 /** Order's `reference`: what a shopper reads out, so letters, digits and dashes only. */
 const REFERENCE = /^[A-Za-z0-9-]{1,32}$/;
 
 const freshReference = () => `ORD-${randomBytes(5).toString('hex').toUpperCase()}`;
 
 function checkLines(items: readonly OrderLineRequest[]): void {
-  if (items.length === 0 || items.length > MAX_LINES) throw invalidRequest('/items', `an order has 1 to ${MAX_LINES} lines`);
+  if (items.length === 0 || items.length > MAX_LINES) throw invalidBodyField('/items', `an order has 1 to ${MAX_LINES} lines`);
   const seen = new Set<number>();
   for (const [index, { productId, quantity }] of items.entries()) {
-    if (!Number.isInteger(quantity) || quantity < 1 || quantity > MAX_QUANTITY) throw invalidRequest(`/items/${index}/quantity`, `is 1 to ${MAX_QUANTITY}`);
-    if (seen.has(productId)) throw invalidRequest(`/items/${index}/product_id`, 'names a product another line already holds');
+    if (!Number.isInteger(quantity) || quantity < 1 || quantity > MAX_QUANTITY) throw invalidBodyField(`/items/${index}/quantity`, `is 1 to ${MAX_QUANTITY}`);
+    if (seen.has(productId)) throw invalidBodyField(`/items/${index}/product_id`, 'names a product another line already holds');
     seen.add(productId);
   }
 }
@@ -102,7 +99,7 @@ const orderEvent =
  */
 export async function placeOrder(db: Db, actor: Actor, request: PlaceOrder): Promise<OrderRow> {
   const reference = request.reference ?? freshReference();
-  if (!REFERENCE.test(reference)) throw invalidRequest('/reference', 'is 1 to 32 letters, digits and dashes');
+  if (!REFERENCE.test(reference)) throw invalidBodyField('/reference', 'is 1 to 32 letters, digits and dashes');
   let lines: OrderItemColumns[] = [];
   return createVersioned(db, actor, orderResource, {
     columns: async (trx): Promise<OrderColumns> => {

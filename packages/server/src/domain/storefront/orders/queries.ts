@@ -1,4 +1,5 @@
 import { ApiError } from '../../../core/errors';
+import type { Reader } from '../../../core/field-scopes';
 import { parseDateTimeFilter } from '../../../core/instants';
 import { keysetPage, type ListRequest, type Page } from '../../../core/paging';
 import { groupedBy } from '../../../core/records';
@@ -52,8 +53,8 @@ export function orderItemsOf(db: Db, storeId: string, orderId: number): Promise<
  * The order as the interface shows it. Its events carry it with the customer's contact details, as
  * slice 1 wrote them; reads pass whether the token may see them.
  */
-export async function orderOf(db: Db, row: OrderRow, showContact = true): Promise<Order> {
-  const [order] = await ordersView(db, row.store_id, [row], showContact);
+export async function orderOf(db: Db, row: OrderRow, reader: Reader = 'everything'): Promise<Order> {
+  const [order] = await ordersView(db, row.store_id, [row], reader);
   if (!order) throw new Error(`Order ${row.id} has no view`);
   return order;
 }
@@ -66,8 +67,8 @@ async function requireOrder(db: Db, storeId: string, id: number): Promise<OrderR
 }
 
 /** The order as the interface shows it, or 404 (another store's too). */
-export async function getOrder(db: Db, storeId: string, id: number, showContact = true): Promise<Order> {
-  return orderOf(db, await requireOrder(db, storeId, id), showContact);
+export async function getOrder(db: Db, storeId: string, id: number, reader: Reader = 'everything'): Promise<Order> {
+  return orderOf(db, await requireOrder(db, storeId, id), reader);
 }
 
 export interface OrderFilters {
@@ -99,7 +100,7 @@ async function itemsByOrder(db: Db, storeId: string, orderIds: readonly number[]
 }
 
 /** Orders with their lines and customers: two reads a page, whatever its size. */
-async function ordersView(db: Db, storeId: string, rows: readonly OrderRow[], showContact: boolean): Promise<Order[]> {
+async function ordersView(db: Db, storeId: string, rows: readonly OrderRow[], reader: Reader): Promise<Order[]> {
   if (rows.length === 0) return [];
   const [items, customerOf] = await Promise.all([
     itemsByOrder(
@@ -109,14 +110,14 @@ async function ordersView(db: Db, storeId: string, rows: readonly OrderRow[], sh
     ),
     customersOfRows(db, storeId, rows, 'Order'),
   ]);
-  return rows.map((row) => orderView(row, items.get(Number(row.id)) ?? [], customerOf(row), showContact));
+  return rows.map((row) => orderView(row, items.get(Number(row.id)) ?? [], customerOf(row), reader));
 }
 
 /**
  * One keyset page of the store's orders by id, filtered (AND); the filters are sealed in the cursor.
  * Each filter has its `(store_id, column, id)` index.
  */
-export function listOrders(db: Db, storeId: string, filters: OrderFilters, showContact: boolean, request: ListRequest): Promise<Page<Order>> {
+export function listOrders(db: Db, storeId: string, filters: OrderFilters, reader: Reader, request: ListRequest): Promise<Page<Order>> {
   const created = createdRangeOf(filters);
   const read = (afterId: number | undefined, take: number) => {
     const where = new SqlConditions(storeId);
@@ -127,7 +128,7 @@ export function listOrders(db: Db, storeId: string, filters: OrderFilters, showC
     if (afterId !== undefined) where.and('id > ?', afterId);
     return selectRows<OrderRow>(db, `select * from orders where store_id = ?${where.sql} order by id asc limit ?`, [...where.params, take]);
   };
-  return keysetPage(request, { list: 'orders.list', storeId, filters: { ...filters } }, read, (rows) => ordersView(db, storeId, rows, showContact));
+  return keysetPage(request, { list: 'orders.list', storeId, filters: { ...filters } }, read, (rows) => ordersView(db, storeId, rows, reader));
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { components } from '@svc/contract';
-import { ApiError } from '../../../core/errors';
+import { ApiError, invalidBodyField } from '../../../core/errors';
 
 export type Order = components['schemas']['Order'];
 export type OrderItem = components['schemas']['OrderItem'];
@@ -63,10 +63,7 @@ export type OrderItemColumns = Omit<OrderItemRow, 'id' | 'store_id' | 'order_id'
 export const orderNotFound = () => new ApiError('NOT_FOUND', 'No order with that id in this store.');
 
 /** A reference is the shopper's name for the order: one order per reference in a store. */
-export const referenceTaken = () =>
-  new ApiError('VALIDATION_FAILED', 'The request is not valid.', {
-    details: [{ location: 'body', field: '/reference', message: 'is the reference of another order of the store' }],
-  });
+export const referenceTaken = () => invalidBodyField('/reference', 'is the reference of another order of the store');
 
 export const orderStateConflict = (order: Pick<OrderRow, 'reference' | 'status' | 'payment_status'>, wanted: string) =>
   new ApiError('ORDER_STATE_CONFLICT', `Order ${order.reference} is ${order.status} and ${order.payment_status}: it cannot be ${wanted}.`);

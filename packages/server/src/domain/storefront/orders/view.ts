@@ -1,4 +1,5 @@
 import { toIso } from '../../../core/clock';
+import type { Reader } from '../../../core/field-scopes';
 import { fromHalalas } from '../../../core/money';
 import type { CustomerRow } from '../customers/row';
 import { customerSummaryView } from '../customers/view';
@@ -17,14 +18,14 @@ export function orderItemView(row: OrderItemRow): OrderItem {
   };
 }
 
-/** The order as the interface shows it, with its lines and its customer (contact details only when `showContact`). */
-export function orderView(row: OrderRow, items: readonly OrderItemRow[], customer: CustomerRow, showContact: boolean): Order {
+/** The order as the interface shows it, with its lines and its customer (contact details as `reader` may see them). */
+export function orderView(row: OrderRow, items: readonly OrderItemRow[], customer: CustomerRow, reader: Reader): Order {
   return {
     id: row.id,
     reference: row.reference,
     status: row.status,
     payment_status: row.payment_status,
-    customer: customerSummaryView(customer, showContact),
+    customer: customerSummaryView(customer, reader),
     items: items.map(orderItemView),
     amounts: {
       subtotal: fromHalalas(Number(row.subtotal_halalas)),

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { ApiError } from '../../../core/errors';
+import { invalidBodyField } from '../../../core/errors';
 import { insertedId } from '../../../db/transactions';
 import type { Actor } from '../../common/actor';
 import type { OrderRow } from '../orders/row';
@@ -17,8 +17,7 @@ const CARD_METHODS: ReadonlySet<PaymentMethod> = new Set(['mada', 'credit_card',
 const LAST4 = /^[0-9]{4}$/;
 
 function checkAttempt({ method, card }: PaymentAttempt): void {
-  const invalid = (message: string) =>
-    new ApiError('VALIDATION_FAILED', 'The request is not valid.', { details: [{ location: 'body', field: '/card', message }] });
+  const invalid = (message: string) => invalidBodyField('/card', message);
   if (!CARD_METHODS.has(method)) {
     if (card) throw invalid(`${method} takes no card`);
     return;

@@ -1,4 +1,4 @@
-import { ApiError } from '../../../core/errors';
+import { invalidBodyField } from '../../../core/errors';
 import type { Db } from '../../../db/transactions';
 import { type Actor, anyVersion, eventBy } from '../../common/actor';
 import { changeVersioned, createVersioned } from '../../common/versioned';
@@ -20,10 +20,8 @@ export interface WriteReview {
 const MAX_CONTENT = 5000;
 
 function checkReview({ rating, content }: WriteReview): void {
-  const invalid = (field: string, message: string) =>
-    new ApiError('VALIDATION_FAILED', 'The request is not valid.', { details: [{ location: 'body', field, message }] });
-  if (!Number.isInteger(rating) || rating < 1 || rating > 5) throw invalid('/rating', 'is a whole number of stars, 1 to 5');
-  if (content.length > MAX_CONTENT) throw invalid('/content', `is at most ${MAX_CONTENT} characters`);
+  if (!Number.isInteger(rating) || rating < 1 || rating > 5) throw invalidBodyField('/rating', 'is a whole number of stars, 1 to 5');
+  if (content.length > MAX_CONTENT) throw invalidBodyField('/content', `is at most ${MAX_CONTENT} characters`);
 }
 
 /**
@@ -53,7 +51,7 @@ export async function writeReview(db: Db, actor: Actor, request: WriteReview): P
     },
     events: async (created, trx) => [
       // Events carry the customer's contact details, as order events do; a subscription to them needs `reviews:read`.
-      eventBy(actor, 'review.created', { review: reviewView(created, await requireCustomer(trx, actor.storeId, created.customer_id), true) }),
+      eventBy(actor, 'review.created', { review: reviewView(created, await requireCustomer(trx, actor.storeId, created.customer_id), 'everything') }),
     ],
   });
 }

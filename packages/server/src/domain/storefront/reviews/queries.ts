@@ -1,3 +1,4 @@
+import type { Reader } from '../../../core/field-scopes';
 import { rowIdOf } from '../../../core/ids';
 import { keysetPage, type ListRequest, type Page } from '../../../core/paging';
 import { SqlConditions, selectRows } from '../../../db/reads';
@@ -24,24 +25,24 @@ export const reviewResource: VersionedResource<ReviewRow> = {
 };
 
 /** Reviews with their customers: one read of customers a page, whatever its size. */
-async function reviewsView(db: Db, storeId: string, rows: readonly ReviewRow[], showContact: boolean): Promise<Review[]> {
+async function reviewsView(db: Db, storeId: string, rows: readonly ReviewRow[], reader: Reader): Promise<Review[]> {
   if (rows.length === 0) return [];
   const customerOf = await customersOfRows(db, storeId, rows, 'Review');
-  return rows.map((row) => reviewView(row, customerOf(row), showContact));
+  return rows.map((row) => reviewView(row, customerOf(row), reader));
 }
 
-/** The review as the interface shows it; the customer's contact details only when `showContact` (`customers:read`). */
-export async function reviewOf(db: Db, row: ReviewRow, showContact: boolean): Promise<Review> {
-  const [review] = await reviewsView(db, row.store_id, [row], showContact);
+/** The review as the interface shows it; the customer's contact details as `reader` may see them (`customers:read`). */
+export async function reviewOf(db: Db, row: ReviewRow, reader: Reader): Promise<Review> {
+  const [review] = await reviewsView(db, row.store_id, [row], reader);
   if (!review) throw new Error(`Review ${row.id} has no view`);
   return review;
 }
 
 /** The store's review as the interface shows it, or 404 (another store's too: no existence oracle). */
-export async function getReview(db: Db, storeId: string, id: number, showContact: boolean): Promise<Review> {
+export async function getReview(db: Db, storeId: string, id: number, reader: Reader): Promise<Review> {
   const row = await findReview(db, storeId, id);
   if (!row) throw reviewNotFound();
-  return reviewOf(db, row, showContact);
+  return reviewOf(db, row, reader);
 }
 
 /** The filters of `reviews.list`, as the request gives them (the spec validator has checked their form). */
@@ -57,7 +58,7 @@ export interface ReviewFilters {
  * `reviews.list`: one keyset page of the store's reviews matching every filter, by ascending id, in
  * every status. Each filter has its `(store_id, …, id)` index, never OFFSET.
  */
-export function listReviews(db: Db, storeId: string, filters: ReviewFilters, showContact: boolean, request: ListRequest): Promise<Page<Review>> {
+export function listReviews(db: Db, storeId: string, filters: ReviewFilters, reader: Reader, request: ListRequest): Promise<Page<Review>> {
   // A product id beyond the id range names no product, so it has no reviews: an empty page.
   const productId = filters.product_id === undefined ? undefined : (rowIdOf(filters.product_id) ?? null);
   const read = async (afterId: number | undefined, take: number): Promise<readonly ReviewRow[]> => {
@@ -69,5 +70,5 @@ export function listReviews(db: Db, storeId: string, filters: ReviewFilters, sho
     if (afterId !== undefined) where.and('id > ?', afterId);
     return selectRows<ReviewRow>(db, `select * from reviews where store_id = ?${where.sql} order by id asc limit ?`, [...where.params, take]);
   };
-  return keysetPage(request, { list: 'reviews.list', storeId, filters: { ...filters } }, read, (rows) => reviewsView(db, storeId, rows, showContact));
+  return keysetPage(request, { list: 'reviews.list', storeId, filters: { ...filters } }, read, (rows) => reviewsView(db, storeId, rows, reader));
 }

@@ -131,7 +131,12 @@ export async function attemptDelivery(deps: DeliveryDeps, claimed: ClaimedDelive
       .update({ state: 'cancelled', finished_at: deps.clock.now(), claimed_until: null });
     return undefined;
   }
-  const body = payloadFor(claimed.payload, claimed.receiverScopes, eventVersionOf(claimed.subscription.api_version, deps.clock.now(), deps.apiVersions));
+  const body = payloadFor(
+    claimed.payload,
+    claimed.eventType,
+    claimed.receiverScopes,
+    eventVersionOf(claimed.subscription.api_version, deps.clock.now(), deps.apiVersions),
+  );
   const { outcome, at } = await send(deps, claimed.subscription, claimed.eventId, body, claimed);
   const record = attemptRecord(claimed.subscription.id, claimed.id, claimed.eventId, claimed.eventType, claimed.attempts + 1, outcome, at);
   if (!('status' in outcome)) return { claimed, record, status: null };
