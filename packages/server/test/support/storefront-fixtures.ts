@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { bundledSpecPath } from '@svc/contract';
+import { bundledSpecPath } from '@svc/contract/node';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { Knex } from 'knex';
