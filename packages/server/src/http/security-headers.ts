@@ -118,18 +118,27 @@ export function inlineHashesOf(html: string): InlineHashes {
  * the policy follows the page without a restart.
  */
 function docsHeaders(siteDir: string): (sdkReference: boolean) => RequestHandler {
-  const hashes = hashesFollowing(siteDir);
-  let built: { for: InlineHashes; docs: RequestHandler; sdkReference: RequestHandler } | undefined;
+  // Each policy hashes its own pages: the Redoc page's stays exactly its own scripts.
+  const docsHashes = hashesFollowing(siteDir, (name) => !name.startsWith(`${SDK_REFERENCE_DIR}${path.sep}`));
+  const sdkHashes = hashesFollowing(path.join(siteDir, SDK_REFERENCE_DIR), () => true);
   const headers = (policy: object) => helmet({ ...common, contentSecurityPolicy: policy, crossOriginOpenerPolicy: { policy: 'same-origin' } });
+  let docs: { for: InlineHashes; headers: RequestHandler } | undefined;
+  let sdk: { for: InlineHashes; headers: RequestHandler } | undefined;
   return (sdkReference) => {
-    const current = hashes();
-    if (built?.for !== current) built = { for: current, docs: headers(docsPolicy(current)), sdkReference: headers(sdkReferencePolicy(current)) };
-    return sdkReference ? built.sdkReference : built.docs;
+    if (sdkReference) {
+      const current = sdkHashes();
+      if (sdk?.for !== current) sdk = { for: current, headers: headers(sdkReferencePolicy(current)) };
+      return sdk.headers;
+    }
+    const current = docsHashes();
+    if (docs?.for !== current) docs = { for: current, headers: headers(docsPolicy(current)) };
+    return docs.headers;
   };
 }
 
 /** Where the SDK's reference (TypeDoc's HTML, built by `pnpm run docs` into docs/site/sdk) is served. */
 const SDK_REFERENCE = '/docs/sdk';
+const SDK_REFERENCE_DIR = 'sdk';
 
 /**
  * The SDK reference's policy, found by loading its pages in Chromium with it on (test/docs-site.test.ts):
@@ -177,12 +186,12 @@ function docsPolicy({ scripts, styles }: InlineHashes) {
   };
 }
 
-/** The hashes of every HTML file under `siteDir`: the same object until one of the files changes. */
-function hashesFollowing(siteDir: string): () => InlineHashes {
+/** The hashes of the HTML files under `siteDir` that `include` takes (by relative name): the same object until one of them changes. */
+function hashesFollowing(siteDir: string, include: (name: string) => boolean): () => InlineHashes {
   let fingerprint: string | undefined;
   let current: InlineHashes = { scripts: [], styles: [] };
   return () => {
-    const files = htmlFilesUnder(siteDir);
+    const files = htmlFilesUnder(siteDir, include);
     const next = files.map(({ file, stat }) => `${file}:${stat.size}:${stat.mtimeMs}`).join('\n');
     if (next === fingerprint) return current;
     try {
@@ -196,7 +205,7 @@ function hashesFollowing(siteDir: string): () => InlineHashes {
   };
 }
 
-function htmlFilesUnder(siteDir: string): { file: string; stat: fs.Stats }[] {
+function htmlFilesUnder(siteDir: string, include: (name: string) => boolean): { file: string; stat: fs.Stats }[] {
   let names: string[];
   try {
     names = fs.readdirSync(siteDir, { recursive: true, encoding: 'utf8' });
@@ -204,7 +213,7 @@ function htmlFilesUnder(siteDir: string): { file: string; stat: fs.Stats }[] {
     return []; // not built yet: /docs answers its own 404, which runs nothing
   }
   return names
-    .filter((name) => name.endsWith('.html'))
+    .filter((name) => name.endsWith('.html') && include(name))
     .sort()
     .flatMap((name) => {
       const file = path.join(siteDir, name);
