@@ -159,6 +159,12 @@ describe('the timeout', () => {
     expect(calls).toBe(2);
   });
 
+  it('is a lost answer to the token manager, like a failed connection', () => {
+    expect(StoreApiError.timeout(10).lostResponse).toBe(true);
+    expect(StoreApiError.network(new Error('reset')).lostResponse).toBe(true);
+    expect(new StoreApiError({ status: 404, code: 'NOT_FOUND', message: 'x' }).lostResponse).toBe(false);
+  });
+
   it('an already aborted signal sends nothing', async () => {
     const { client } = scripted([]);
     await expect(getProduct(client, { signal: AbortSignal.abort(new Error('gone')) })).rejects.toThrow('gone');
