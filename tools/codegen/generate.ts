@@ -4,7 +4,7 @@
  * docs/deploy.md's table of settings, the versions guide's table of date versions, and docs/site. The bundle also carries the guides (docs/guides/, CHANGELOG.md) and a curl and a
  * TypeScript sample on every operation, which the docs site shows.
  * `pnpm generate:check`: fails when the committed generated files are out of step with spec/.
- * `pnpm docs`: rebuilds docs/site from the committed bundled spec only.
+ * `pnpm docs`: rebuilds docs/site from the committed bundled spec only, and the SDK reference (TypeDoc) in docs/site/sdk.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,6 +17,7 @@ import { buildOperationTable } from './operation-table';
 import { locations, repoRoot } from './paths';
 import { withCodeSamples } from './samples';
 import { readScopeCatalogue, withScopeDependencyTable } from './scopes';
+import { buildSdkReference } from './sdk-reference';
 import { deployGuide, withSettingsTable } from './settings-table';
 import { contractVersions, readVersionRegistry, withVersionsTable } from './versions';
 
@@ -80,14 +81,16 @@ async function generate(): Promise<number> {
     fs.writeFileSync(file, handlerStub(entry));
     console.log(`scaffolded ${display(file)} (answers 501 until built)`);
   }
-  docs();
+  await docs();
   console.log(`${table.length} operations generated`);
   return 0;
 }
 
-function docs(): number {
+async function docs(): Promise<number> {
   const { file, bytes } = buildDocsSite();
   console.log(`built ${display(file)} (${Math.round(bytes / 1024)} KiB, no external assets)`);
+  const reference = await buildSdkReference();
+  console.log(`built ${display(reference.dir)} (the SDK reference, ${reference.pages} pages)`);
   return 0;
 }
 

@@ -17,6 +17,8 @@ export const locations = {
   serverHandlersDir: path.join(repoRoot, 'packages', 'server', 'src', 'handlers'),
   clientTypes: path.join(repoRoot, 'packages', 'client', 'src', 'generated', 'schema.ts'),
   docsSite: path.join(repoRoot, 'docs', 'site', 'index.html'),
+  /** The SDK's TypeDoc reference, served at /docs/sdk/. */
+  sdkReference: path.join(repoRoot, 'docs', 'site', 'sdk'),
   guidesDir: path.join(repoRoot, 'docs', 'guides'),
   changelog: path.join(repoRoot, 'CHANGELOG.md'),
   redoclyBin: path.join(repoRoot, 'node_modules', '.bin', 'redocly'),

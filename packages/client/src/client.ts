@@ -3,9 +3,8 @@ import createClient, { type ClientPathsWithMethod, type FetchResponse, type Mayb
 import type { AccessTokenSource } from './credentials';
 import { StoreApiError } from './errors';
 import type { ClientPaths, ItemOf, PagedPath, PageOf, PageRequest } from './paths';
-import { type RetryOptions, retryPolicy } from './retry';
 import { type TraceContextSource, traceHeaders } from './trace';
-import { type FetchFunction, sendingFetch } from './transport';
+import { sendingFetch, type TransportOptions } from './transport';
 import { API_VERSION_HEADER } from './versions';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -23,13 +22,12 @@ export type StoreMethod<M extends Method> = <Path extends ClientPathsWithMethod<
 
 type RawClient = ReturnType<typeof createClient<ClientPaths>>;
 
-export interface StoreClientOptions {
+/** The client's settings; `fetch`, `retry`, `timeoutMs` and `appInfo` are the transport's (`TransportOptions`). */
+export interface StoreClientOptions extends TransportOptions {
   /** Scheme, host and port of the service, e.g. `http://localhost:3000`. */
   baseUrl: string;
   /** A token, a function that returns the current one (called for every request), or a token manager (refreshes on 401). */
   accessToken?: AccessTokenSource;
-  fetch?: FetchFunction;
-  retry?: RetryOptions;
   /**
    * The date version to call under, sent as the `API-Version` header on every request (a request's
    * own `params.header` still wins). Left out, the app's pinned version applies. Every answer names
@@ -67,15 +65,26 @@ export interface StoreClient {
   updateWithEtag<Current, Result>(update: EtagUpdate<Current, Result>): Promise<Result>;
 }
 
-/** The operations by method and path template, as openapi-fetch names them to middleware. */
-const operationsByRoute: ReadonlyMap<string, OperationEntry> = new Map(
-  Object.values(operationTable).map((operation) => [`${operation.method.toUpperCase()} ${operation.path}`, operation]),
-);
+let routes: ReadonlyMap<string, OperationEntry> | undefined;
+/**
+ * The operations by method and path template, as openapi-fetch names them to middleware. Built on
+ * the first request, not when the module loads: the package has no side effects at import
+ * (`"sideEffects": false`), so a bundle that uses only `verifyWebhook` leaves the table out.
+ */
+const operationsByRoute = (): ReadonlyMap<string, OperationEntry> => {
+  routes ??= new Map(Object.values(operationTable).map((operation) => [`${operation.method.toUpperCase()} ${operation.path}`, operation]));
+  return routes;
+};
 
-/** Gives every operation that takes an `Idempotency-Key` one (unless the caller chose it): its retries then send the same key. */
+/**
+ * Gives every operation that takes an `Idempotency-Key` one (unless the caller chose it): its
+ * retries then send the same key. Unlike stripe-node, which keys every POST (Stripe honours a key on
+ * all of them), only the operations whose spec declares the header get one: a key the service does
+ * not honour would make a repeat look safe when it is not.
+ */
 const idempotencyKeys: Middleware = {
   onRequest({ request, schemaPath }) {
-    const operation = operationsByRoute.get(`${request.method} ${schemaPath}`);
+    const operation = operationsByRoute().get(`${request.method} ${schemaPath}`);
     if (operation?.requiresIdempotencyKey && !request.headers.has('Idempotency-Key')) request.headers.set('Idempotency-Key', globalThis.crypto.randomUUID());
     return request;
   },
@@ -88,7 +97,7 @@ export function createStoreClient(options: StoreClientOptions): StoreClient {
   const raw = createClient<ClientPaths>({
     baseUrl: options.baseUrl,
     ...(options.apiVersion === undefined ? {} : { headers: { [API_VERSION_HEADER]: options.apiVersion } }),
-    fetch: sendingFetch(options.fetch ?? ((request) => fetch(request)), retryPolicy(options.retry), options.accessToken),
+    fetch: sendingFetch(options, options.accessToken),
   });
   raw.use(idempotencyKeys);
   if (options.traceContext) raw.use(traceHeaders(options.traceContext));

@@ -6,11 +6,11 @@ export type ErrorObject = components['schemas']['ErrorBody']['error'];
 
 /**
  * The client's own codes, for failures that never got an answer in the error format: the request
- * did not complete (`NETWORK_ERROR`), or the answer was not the service's error format
+ * did not complete (`NETWORK_ERROR`), or ran out of its time (`TIMEOUT`, the client's `timeoutMs`), or the answer was not the service's error format
  * (`UNEXPECTED_RESPONSE`, a proxy's HTML page for instance), or a token manager has no pair stored
  * (`NO_TOKENS`: authorize first).
  */
-export type ClientErrorCode = 'NETWORK_ERROR' | 'UNEXPECTED_RESPONSE' | 'NO_TOKENS';
+export type ClientErrorCode = 'NETWORK_ERROR' | 'TIMEOUT' | 'UNEXPECTED_RESPONSE' | 'NO_TOKENS';
 
 /** Every failure the client reports: an error answer of the service, or one of the client's own codes. */
 export class StoreApiError extends Error {
@@ -57,6 +57,16 @@ export class StoreApiError extends Error {
   static network(cause: unknown): StoreApiError {
     const reason = cause instanceof Error ? cause.message : String(cause);
     return new StoreApiError({ status: 0, code: 'NETWORK_ERROR', message: `The request did not complete: ${reason}`, cause });
+  }
+
+  /** An attempt aborted by the client's timeout: like a lost connection, the service may or may not have done the work. */
+  static timeout(ms: number): StoreApiError {
+    return new StoreApiError({ status: 0, code: 'TIMEOUT', message: `The request did not complete within ${ms} ms.` });
+  }
+
+  /** No answer arrived (`NETWORK_ERROR` or `TIMEOUT`): the request may or may not have been carried out. */
+  get lostResponse(): boolean {
+    return this.code === 'NETWORK_ERROR' || this.code === 'TIMEOUT';
   }
 }
 

@@ -21,7 +21,9 @@ export type { ClientPaths, ItemOf, PagedPath, PageOf, PageRequest } from './path
 export type { RetryOptions } from './retry';
 export { createTokenManager, type StoredTokens, storedTokens, type TokenManager, type TokenManagerOptions } from './token-manager';
 export type { TraceContext, TraceContextSource } from './trace';
-export type { FetchFunction } from './transport';
+export { DEFAULT_TIMEOUT_MS, type FetchFunction, type TransportOptions } from './transport';
+export type { AppInfo } from './user-agent';
+export { SDK_VERSION } from './version';
 export { API_VERSION_HEADER, type ApiVersionEntry, apiVersions, CURRENT_API_VERSION } from './versions';
 export {
   verifyWebhook,

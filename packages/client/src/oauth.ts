@@ -1,8 +1,7 @@
 import type { components, paths, Scope } from '@svc/contract';
 import createClient from 'openapi-fetch';
 import { StoreApiError } from './errors';
-import { type RetryOptions, retryPolicy } from './retry';
-import { type FetchFunction, sendingFetch } from './transport';
+import { sendingFetch, type TransportOptions } from './transport';
 import { API_VERSION_HEADER } from './versions';
 
 export type TokenResponse = components['schemas']['TokenResponse'];
@@ -68,13 +67,15 @@ export function authorizeUrl(options: AuthorizeUrlOptions): string {
   return url.toString();
 }
 
-export interface OAuthClientOptions {
+/**
+ * The OAuth client's transport: `fetch`, `timeoutMs`, `appInfo`, and `retry` for 429 and 503
+ * answers (a token request is a POST without an `Idempotency-Key`, so it is never repeated after a
+ * 5xx, a timeout or a lost answer here: the token manager decides, through lookup).
+ */
+export interface OAuthClientOptions extends TransportOptions {
   baseUrl: string;
   clientId: string;
   clientSecret: string;
-  fetch?: FetchFunction;
-  /** Retries of 429 and 503 answers (a token request is never repeated after a lost response here: the token manager decides). */
-  retry?: RetryOptions;
   /** The date version to call under, sent as the `API-Version` header; left out, the app's pinned version applies. */
   apiVersion?: string;
 }
@@ -102,7 +103,7 @@ export function createOAuthClient(options: OAuthClientOptions): OAuthClient {
   const client = createClient<paths>({
     baseUrl: options.baseUrl,
     headers: { Authorization: authorization, ...(options.apiVersion === undefined ? {} : { [API_VERSION_HEADER]: options.apiVersion }) },
-    fetch: sendingFetch(options.fetch ?? ((request) => fetch(request)), retryPolicy(options.retry), undefined),
+    fetch: sendingFetch(options, undefined),
   });
   const dataOf = <T>(result: { data?: T }): T => {
     if (result.data === undefined) throw new StoreApiError({ status: 0, code: 'UNEXPECTED_RESPONSE', message: 'The service answered without a body.' });

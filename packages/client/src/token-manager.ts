@@ -129,7 +129,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     } catch (error) {
       if (!(error instanceof StoreApiError)) throw error;
       if (error.code === 'REFRESH_ALREADY_USED') return settleThroughLookup(body, spent, error);
-      if (error.code === 'NETWORK_ERROR') return settleThroughLookup(body, spent, undefined);
+      if (error.lostResponse) return settleThroughLookup(body, spent, undefined);
       throw error;
     }
   }
@@ -144,7 +144,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       return fresh(await options.oauth.token(body));
     } catch (error) {
       if (!(error instanceof StoreApiError)) throw error;
-      if (error.code === 'NETWORK_ERROR') return recoverLostResponse(body, spent);
+      if (error.lostResponse) return recoverLostResponse(body, spent);
       // Nothing was revoked: another process may hold the successor, or an earlier answer was lost.
       if (error.code === 'REFRESH_ALREADY_USED') return settleThroughLookup(body, spent, error);
       throw error;

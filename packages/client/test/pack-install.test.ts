@@ -21,7 +21,8 @@ const packagesDir = path.resolve(__dirname, '..', '..');
 const TYPESCRIPT = '5.9.3';
 
 const CONSUMER = `import { createStoreClient, StoreApiError, type Product, verifyWebhook, WebhookVerificationError } from '@svc/client';
-import { bundledSpecPath, operationTable } from '@svc/contract';
+import { operationTable } from '@svc/contract';
+import { bundledSpecPath } from '@svc/contract/node';
 
 declare const process: { argv: string[] };
 

@@ -1,4 +1,7 @@
-import path from 'node:path';
+/**
+ * The contract for every JavaScript runtime: no `node:` import here (a test bundles it for the browser).
+ * The bundled document's file path is on the Node-only entry, `@svc/contract/node`.
+ */
 
 export type { ScopedSchema, WebhookEventData, WebhookEventDefinition, WebhookEventSchemas, WebhookEventType, WebhookGenericUpdates } from './generated/events';
 export { EVENT_TYPE_SCOPES, FIELD_READ_SCOPES, webhookEventCatalogue } from './generated/events';
@@ -11,6 +14,3 @@ export type { ApiVersionEntry } from './generated/versions';
 export { apiVersions, CURRENT_API_VERSION } from './generated/versions';
 export type { OperationEntry } from './operation';
 export { type JsonNode, resolveLocalRef } from './refs';
-
-/** Absolute path of the bundled OpenAPI document (generated from spec/). */
-export const bundledSpecPath = path.join(__dirname, '..', 'openapi.json');

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import { bundledSpecPath } from '@svc/contract';
+import { bundledSpecPath } from '@svc/contract/node';
 import request from 'supertest';
 import type { OpenApiDocument } from '../../../tools/codegen/bundle';
 import { SAMPLE_VARIABLES, type SampleRequest, samplePath, sampleRequests } from '../../../tools/codegen/samples';

@@ -49,6 +49,35 @@ describe('the docs site', () => {
   });
 });
 
+const sdkReferenceDir = path.join(docsSiteDir, 'sdk');
+
+describe("the SDK's API reference (TypeDoc)", () => {
+  it('is built by `pnpm run docs` into the site: every export of @svc/client, not the raw spec maps, nothing from the network', () => {
+    const index = fs.readFileSync(path.join(sdkReferenceDir, 'index.html'), 'utf8');
+    expect(index).toContain('@svc/client SDK reference');
+    for (const page of ['functions/createStoreClient.html', 'functions/verifyWebhook.html', 'interfaces/TransportOptions.html', 'classes/StoreApiError.html']) {
+      expect(fs.existsSync(path.join(sdkReferenceDir, page))).toBe(true);
+    }
+    expect(fs.readFileSync(path.join(sdkReferenceDir, 'interfaces', 'TransportOptions.html'), 'utf8')).toContain('timeoutMs');
+    // The openapi-typescript maps restate the spec, which the Redoc page documents.
+    expect(fs.existsSync(path.join(sdkReferenceDir, 'interfaces', 'operations.html'))).toBe(false);
+    const pages = fs.readdirSync(sdkReferenceDir, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.html'));
+    for (const page of pages) {
+      expect(fs.readFileSync(path.join(sdkReferenceDir, page), 'utf8').match(/<(?:script|link)[^>]+(?:src|href)="(?:https?:)?\/\/[^"]+"/g)).toBeNull();
+    }
+  });
+
+  it("is served at /docs/sdk/ under its own policy: its own files and its pages' inline script", async () => {
+    const response = await request(app).get('/docs/sdk/');
+    expect(response.status).toBe(200);
+    expect(response.text).toBe(fs.readFileSync(path.join(sdkReferenceDir, 'index.html'), 'utf8'));
+    expect(response.headers['content-security-policy']).toMatch(/script-src 'self' 'sha256-[^;]+;style-src 'self' 'unsafe-inline';/);
+    expect((await request(app).get('/docs/sdk/assets/main.js')).status).toBe(200);
+    // The Redoc page keeps its policy of hashes only.
+    expect((await request(app).get('/docs/')).headers['content-security-policy']).not.toContain("'self'");
+  });
+});
+
 /**
  * Opens the site in headless Chromium with every request outside this machine refused, from the
  * server and straight from disk. Runs where Chromium is (CHROMIUM_PATH; CI installs Debian's package
@@ -164,6 +193,25 @@ const BROWSER_SUITE = 'the docs site in a browser with the network off';
       );
     await page.waitForFunction(atTop, heading, { timeout: 10000 });
   }
+
+  it('shows the SDK reference from /docs/sdk/ under its policy with no violation, and its search finds verifyWebhook', async () => {
+    const { page, refused } = await offlinePage();
+    const pageErrors: string[] = [];
+    const cspMessages: string[] = [];
+    page.on('pageerror', (error) => pageErrors.push(String(error)));
+    page.on('console', (message) => {
+      if (/Content[- ]Security[- ]Policy/i.test(message.text())) cspMessages.push(message.text());
+    });
+    await page.goto(`${origin}/docs/sdk/`);
+    await page.locator('.tsd-navigation').getByText('createStoreClient', { exact: true }).first().waitFor({ state: 'visible', timeout: 20000 });
+    await page.locator('#tsd-search-trigger').click();
+    await page.locator('#tsd-search-input').fill('verifyWeb');
+    await page.locator('#tsd-search-results').getByText('verifyWebhook').first().waitFor({ state: 'visible', timeout: 10000 });
+    expect(cspMessages).toEqual([]);
+    expect(pageErrors).toEqual([]);
+    expect(refused).toEqual([]);
+    await page.close();
+  });
 
   it('gives each section an address under /docs/ that the menu, a guide link, a reload, back and a path all reach', async () => {
     const { page, refused } = await offlinePage();

@@ -30,10 +30,21 @@ export interface CorsOptions {
 
 /**
  * The request headers a browser app may send to the store API. Authorization and Content-Type
- * (JSON is not a CORS-safelisted type) on every call, the concurrency and idempotency headers, and
- * the API version a caller pins.
+ * (JSON is not a CORS-safelisted type) on every call, the concurrency and idempotency headers, the
+ * API version a caller pins, the SDK's `X-Client-User-Agent` (a page cannot set `User-Agent`) and
+ * W3C trace context (`traceparent`, `tracestate`) that a traced page passes on.
  */
-export const STORE_API_REQUEST_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-Match', 'If-None-Match', 'API-Version'] as const;
+export const STORE_API_REQUEST_HEADERS = [
+  'Authorization',
+  'Content-Type',
+  'Idempotency-Key',
+  'If-Match',
+  'If-None-Match',
+  'API-Version',
+  'X-Client-User-Agent',
+  'traceparent',
+  'tracestate',
+] as const;
 
 /** How long a browser may reuse a preflight's answer (Chromium caps it at 7200). */
 export const PREFLIGHT_MAX_AGE_SECONDS = 600;

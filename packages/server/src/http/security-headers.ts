@@ -12,6 +12,8 @@ import helmet, { type HelmetOptions } from 'helmet';
  * - JSON (the store API, OAuth, errors, `/openapi.json`): `default-src 'none'; frame-ancestors 'none'`.
  *   Nothing in a JSON answer should ever run or load, even if a browser is tricked into rendering it.
  * - `/docs`: the Redoc page's own inline scripts and style elements by SHA-256 (see `docsHeaders`).
+ * - `/docs/sdk`: the SDK's TypeDoc reference, whose scripts and stylesheets are files of its own
+ *   (see `sdkReferencePolicy`).
  * - Server-rendered pages (the dashboard, the consent page) replace it with `pageHeaders`' policy.
  *
  * HSTS only in production and only on an answer that came over HTTPS (`req.secure`, which believes
@@ -30,6 +32,7 @@ export interface SecurityHeaderOptions {
 const HSTS_MAX_AGE_SECONDS = 31_536_000;
 
 const NONE = "'none'";
+const SELF = "'self'";
 
 /** What every answer shares. COOP is left to `/docs`: a sign-in or consent page opened in an app's popup must keep its opener. */
 const common = {
@@ -51,7 +54,7 @@ export function securityHeaders({ hsts, docsSiteDir }: SecurityHeaderOptions): R
   const docs = docsHeaders(docsSiteDir);
   const transportSecurity = helmet.strictTransportSecurity({ maxAge: HSTS_MAX_AGE_SECONDS, includeSubDomains: true });
   return (req: Request, res: Response, next: NextFunction) => {
-    const headers = isUnder(req.path, '/docs') ? docs() : req.path === '/openapi.json' ? spec : json;
+    const headers = isUnder(req.path, '/docs') ? docs(isUnder(req.path, SDK_REFERENCE)) : req.path === '/openapi.json' ? spec : json;
     headers(req, res, (error?: unknown) => {
       if (error) return next(error);
       if (hsts && req.secure) return transportSecurity(req, res, next);
@@ -114,14 +117,52 @@ export function inlineHashesOf(html: string): InlineHashes {
  * The hashes are taken again when the site's HTML changes (`pnpm run docs` while the server runs), so
  * the policy follows the page without a restart.
  */
-function docsHeaders(siteDir: string): () => RequestHandler {
-  const hashes = hashesFollowing(siteDir);
-  let built: { for: InlineHashes; headers: RequestHandler } | undefined;
-  return () => {
-    const current = hashes();
-    if (built?.for !== current)
-      built = { for: current, headers: helmet({ ...common, contentSecurityPolicy: docsPolicy(current), crossOriginOpenerPolicy: { policy: 'same-origin' } }) };
-    return built.headers;
+function docsHeaders(siteDir: string): (sdkReference: boolean) => RequestHandler {
+  // Each policy hashes its own pages: the Redoc page's stays exactly its own scripts.
+  const docsHashes = hashesFollowing(siteDir, (name) => !name.startsWith(`${SDK_REFERENCE_DIR}${path.sep}`));
+  const sdkHashes = hashesFollowing(path.join(siteDir, SDK_REFERENCE_DIR), () => true);
+  const headers = (policy: object) => helmet({ ...common, contentSecurityPolicy: policy, crossOriginOpenerPolicy: { policy: 'same-origin' } });
+  let docs: { for: InlineHashes; headers: RequestHandler } | undefined;
+  let sdk: { for: InlineHashes; headers: RequestHandler } | undefined;
+  return (sdkReference) => {
+    if (sdkReference) {
+      const current = sdkHashes();
+      if (sdk?.for !== current) sdk = { for: current, headers: headers(sdkReferencePolicy(current)) };
+      return sdk.headers;
+    }
+    const current = docsHashes();
+    if (docs?.for !== current) docs = { for: current, headers: headers(docsPolicy(current)) };
+    return docs.headers;
+  };
+}
+
+/** Where the SDK's reference (TypeDoc's HTML, built by `pnpm run docs` into docs/site/sdk) is served. */
+const SDK_REFERENCE = '/docs/sdk';
+const SDK_REFERENCE_DIR = 'sdk';
+
+/**
+ * The SDK reference's policy, found by loading its pages in Chromium with it on (test/docs-site.test.ts):
+ * TypeDoc loads its scripts, stylesheets and icon sprite as files beside the pages (`'self'`: the
+ * reference and the Redoc page are this server's only HTML), and each page carries one inline
+ * script (the theme), allowed by hash; inline styles (see below). Its navigation and search data are inflated in the page,
+ * with no fetch. Nothing from the network, no forms, no `<base>`, no framing.
+ */
+function sdkReferencePolicy({ scripts }: InlineHashes) {
+  return {
+    useDefaults: false,
+    directives: {
+      defaultSrc: [NONE],
+      scriptSrc: [SELF, ...scripts],
+      // TypeDoc's script writes `<style>` elements and style attributes whose text follows the reader's
+      // filter settings, so no fixed hash fits. Styles restyle, never run; they could fetch only from
+      // this server or data: (img-src, font-src), and the reference shows no user's data.
+      styleSrc: [SELF, "'unsafe-inline'"],
+      imgSrc: [SELF, 'data:'],
+      fontSrc: [SELF, 'data:'],
+      baseUri: [NONE],
+      formAction: [NONE],
+      frameAncestors: [NONE],
+    },
   };
 }
 
@@ -145,12 +186,12 @@ function docsPolicy({ scripts, styles }: InlineHashes) {
   };
 }
 
-/** The hashes of every HTML file under `siteDir`: the same object until one of the files changes. */
-function hashesFollowing(siteDir: string): () => InlineHashes {
+/** The hashes of the HTML files under `siteDir` that `include` takes (by relative name): the same object until one of them changes. */
+function hashesFollowing(siteDir: string, include: (name: string) => boolean): () => InlineHashes {
   let fingerprint: string | undefined;
   let current: InlineHashes = { scripts: [], styles: [] };
   return () => {
-    const files = htmlFilesUnder(siteDir);
+    const files = htmlFilesUnder(siteDir, include);
     const next = files.map(({ file, stat }) => `${file}:${stat.size}:${stat.mtimeMs}`).join('\n');
     if (next === fingerprint) return current;
     try {
@@ -164,7 +205,7 @@ function hashesFollowing(siteDir: string): () => InlineHashes {
   };
 }
 
-function htmlFilesUnder(siteDir: string): { file: string; stat: fs.Stats }[] {
+function htmlFilesUnder(siteDir: string, include: (name: string) => boolean): { file: string; stat: fs.Stats }[] {
   let names: string[];
   try {
     names = fs.readdirSync(siteDir, { recursive: true, encoding: 'utf8' });
@@ -172,7 +213,7 @@ function htmlFilesUnder(siteDir: string): { file: string; stat: fs.Stats }[] {
     return []; // not built yet: /docs answers its own 404, which runs nothing
   }
   return names
-    .filter((name) => name.endsWith('.html'))
+    .filter((name) => name.endsWith('.html') && include(name))
     .sort()
     .flatMap((name) => {
       const file = path.join(siteDir, name);

@@ -56,6 +56,11 @@ describe('the CORS constants follow the spec', () => {
     for (const name of declared) expect(allowed).toContain(name);
   });
 
+  it('allow what the SDK sends from a browser: its X-Client-User-Agent and trace context', () => {
+    const allowed = STORE_API_REQUEST_HEADERS.map((name) => name.toLowerCase());
+    for (const name of ['api-version', 'x-client-user-agent', 'idempotency-key', 'if-match', 'traceparent', 'tracestate']) expect(allowed).toContain(name);
+  });
+
   it("allow the store API's methods, and expose its declared headers but not the safelisted ones", () => {
     const used = new Set(
       Object.values(operationTable)
@@ -229,7 +234,7 @@ describe.each(testDatabases())('security headers and CORS on $name', (testDataba
     const storePath = () => `/stores/${store.store.id}/v1/products`;
 
     it('a preflight from a listed origin to the store API: 204 with the allow headers, no credentials', async () => {
-      const response = await preflight(production, storePath(), LISTED, 'POST', 'authorization,content-type,idempotency-key');
+      const response = await preflight(production, storePath(), LISTED, 'POST', 'authorization,content-type,idempotency-key,x-client-user-agent,traceparent');
       expect(response.status).toBe(204);
       expect(response.text).toBe('');
       expect(response.headers['access-control-allow-origin']).toBe(LISTED);

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { bundledSpecPath } from '@svc/contract';
+import { bundledSpecPath } from '@svc/contract/node';
 import request from 'supertest';
 import { testDatabases } from '../support/databases';
 import { suiteHarness } from '../support/harness';

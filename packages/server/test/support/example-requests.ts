@@ -1,5 +1,6 @@
 import fs from 'node:fs';
-import { bundledSpecPath, type OperationEntry, resolveLocalRef } from '@svc/contract';
+import { type OperationEntry, resolveLocalRef } from '@svc/contract';
+import { bundledSpecPath } from '@svc/contract/node';
 
 type Node = Record<string, unknown>;
 const spec = JSON.parse(fs.readFileSync(bundledSpecPath, 'utf8')) as Node;

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
-import { bundledSpecPath, resolveLocalRef } from '@svc/contract';
+import { resolveLocalRef } from '@svc/contract';
+import { bundledSpecPath } from '@svc/contract/node';
 
 type Scheme = { flows: { authorizationCode: { scopes: Record<string, string> } }; 'x-scope-dependencies'?: Record<string, string[]> };
 

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
-import { bundledSpecPath, webhookEventCatalogue } from '@svc/contract';
+import { webhookEventCatalogue } from '@svc/contract';
+import { bundledSpecPath } from '@svc/contract/node';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { Knex } from 'knex';
