@@ -7,8 +7,9 @@
  * also validates every answer against the spec); each start's CPU time (user + system, read from
  * /proc at readiness) is printed beside its wall time, since it barely moves with the machine's load.
  */
-import crypto from 'node:crypto';
+
 import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -76,7 +76,12 @@ export async function startServer(config: Config, tracing?: StartedTracing): Pro
   };
   if (config.webConcurrency > 1 && !isClusterWorker()) {
     // The primary's stop outlasts its processes' own deadline.
-    const primary = runPrimary({ processes: config.webConcurrency, deadlineMs: deadlineMs + STOP_MARGIN_MS, log, onListening: (port) => announce(say, config, port) });
+    const primary = runPrimary({
+      processes: config.webConcurrency,
+      deadlineMs: deadlineMs + STOP_MARGIN_MS,
+      log,
+      onListening: (port) => announce(say, config, port),
+    });
     if (config.metrics) {
       const metricsListening = await (await import('./runtime/metrics.js')).serveClusterMetrics(config.metrics);
       primary.onStop(() => metricsListening.close());
