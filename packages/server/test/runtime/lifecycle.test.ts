@@ -5,30 +5,14 @@
  */
 import net from 'node:net';
 import { createDatabase } from '../../src/db/connection';
-import { builtServer, ensureBuilt, freshPostgresDatabase, type ServerRun, startBuiltServer, statusOf, tempDataDir, until } from '../support/built-server';
+import { builtServer, builtServersPerTest, freshPostgresDatabase, statusOf, tempDataDir, until } from '../support/built-server';
 import { recordSkip } from '../support/skips';
 
 jest.setTimeout(120_000);
 
 const KEY = 'a'.repeat(64);
-const running: ServerRun[] = [];
 
-function start(settings: Record<string, string>): ServerRun {
-  const run = startBuiltServer(settings);
-  running.push(run);
-  return run;
-}
-
-beforeAll(() => ensureBuilt());
-
-afterEach(async () => {
-  for (const run of running.splice(0)) {
-    if (run.child.exitCode === null && run.child.signalCode === null) {
-      run.child.kill('SIGKILL');
-      await run.exited;
-    }
-  }
-});
+const start = builtServersPerTest();
 
 describe(`settings that fail closed (${builtServer})`, () => {
   it.each([

@@ -9,40 +9,14 @@ import { execFile } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
 import { promisify } from 'node:util';
-import {
-  builtCli,
-  ensureBuilt,
-  freshPostgresDatabase,
-  repositoryRoot,
-  type ServerRun,
-  startBuiltServer,
-  statusOf,
-  tempDataDir,
-  until,
-} from '../support/built-server';
+import { builtCli, builtServersPerTest, freshPostgresDatabase, repositoryRoot, type ServerRun, statusOf, tempDataDir, until } from '../support/built-server';
 import { recordSkip } from '../support/skips';
 
 jest.setTimeout(120_000);
 
 const KEY = 'b'.repeat(64);
-const running: ServerRun[] = [];
 
-function start(settings: Record<string, string>): ServerRun {
-  const run = startBuiltServer(settings);
-  running.push(run);
-  return run;
-}
-
-beforeAll(() => ensureBuilt());
-
-afterEach(async () => {
-  for (const run of running.splice(0)) {
-    if (run.child.exitCode === null && run.child.signalCode === null) {
-      run.child.kill('SIGKILL');
-      await run.exited;
-    }
-  }
-});
+const start = builtServersPerTest();
 
 describe('SQLite: one server process per data directory', () => {
   it('a second server on the directory refuses with one line and exit 1; svc works beside the first; after a crash a server starts again', async () => {

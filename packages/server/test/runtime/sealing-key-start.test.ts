@@ -6,30 +6,15 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { derivedKey, keyIdOf } from '../../src/credentials/sealing';
-import {
-  builtCli,
-  ensureBuilt,
-  freshPostgresDatabase,
-  repositoryRoot,
-  type ServerRun,
-  startBuiltServer,
-  statusOf,
-  tempDataDir,
-  until,
-} from '../support/built-server';
+import { builtCli, builtServersPerTest, freshPostgresDatabase, repositoryRoot, statusOf, tempDataDir, until } from '../support/built-server';
 import { recordSkip } from '../support/skips';
 
 jest.setTimeout(120_000);
 
 const [FIRST, SECOND] = [derivedKey('start: first key'), derivedKey('start: second key')];
 const hex = (key: Buffer) => key.toString('hex');
-const running: ServerRun[] = [];
 
-function start(settings: Record<string, string>): ServerRun {
-  const run = startBuiltServer(settings);
-  running.push(run);
-  return run;
-}
+const start = builtServersPerTest();
 
 /** Starts a server, waits until it is ready, and stops it (exit 0): the database's check is written by then. */
 async function serveOnce(settings: Record<string, string>): Promise<void> {
@@ -49,17 +34,6 @@ async function expectRefused(settings: Record<string, string>, line: string): Pr
   expect(await run.exited).toBe(1);
   expect(run.stderr).toBe(`${line}\n`);
 }
-
-beforeAll(() => ensureBuilt());
-
-afterEach(async () => {
-  for (const run of running.splice(0)) {
-    if (run.child.exitCode === null && run.child.signalCode === null) {
-      run.child.kill('SIGKILL');
-      await run.exited;
-    }
-  }
-});
 
 describe('sealing keys at start on SQLite', () => {
   it('refuses a start whose key does not open the database, with one line; the first key, or a ring holding it, starts', async () => {

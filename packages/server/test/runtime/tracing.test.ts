@@ -8,30 +8,14 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { ensureBuilt, type ServerRun, startBuiltServer, tempDataDir, until } from '../support/built-server';
+import { builtServersPerTest, type ServerRun, tempDataDir, until } from '../support/built-server';
 
 jest.setTimeout(120_000);
 
 const REPORTER = path.join(__dirname, 'fixtures', 'report-modules.cjs');
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
-const running: ServerRun[] = [];
 
-beforeAll(() => ensureBuilt());
-
-afterEach(async () => {
-  for (const run of running.splice(0)) {
-    if (run.child.exitCode === null && run.child.signalCode === null) {
-      run.child.kill('SIGKILL');
-      await run.exited;
-    }
-  }
-});
-
-function start(settings: Record<string, string>): ServerRun {
-  const run = startBuiltServer({ DATA_DIR: tempDataDir(), WEBHOOK_WORKERS: '0', ...settings });
-  running.push(run);
-  return run;
-}
+const start = builtServersPerTest(() => ({ DATA_DIR: tempDataDir(), WEBHOOK_WORKERS: '0' }));
 
 /** Stops the server as an orchestrator does and answers the module files it had loaded. */
 async function stoppedModules(run: ServerRun, report: string): Promise<string[]> {

@@ -68,6 +68,29 @@ export function startBuiltServer(settings: Record<string, string>): ServerRun {
   return run;
 }
 
+/**
+ * For a test file that starts built servers: builds them first, and after each test kills any
+ * still running, so that a failed expectation never leaves a server holding its port, its data
+ * directory or its database. Answers the file's `start`, with `defaults` under each test's settings.
+ */
+export function builtServersPerTest(defaults: () => Record<string, string> = () => ({})): (settings: Record<string, string>) => ServerRun {
+  const running: ServerRun[] = [];
+  beforeAll(() => ensureBuilt());
+  afterEach(async () => {
+    for (const run of running.splice(0)) {
+      if (run.child.exitCode === null && run.child.signalCode === null) {
+        run.child.kill('SIGKILL');
+        await run.exited;
+      }
+    }
+  });
+  return (settings) => {
+    const run = startBuiltServer({ ...defaults(), ...settings });
+    running.push(run);
+    return run;
+  };
+}
+
 /** Polls `url` until `accept` says yes (bounded: a test that never gets there fails on its own timeout). */
 export async function until(probe: () => Promise<boolean>, intervalMs = 50): Promise<void> {
   for (;;) {
