@@ -8,6 +8,7 @@ const layers = [
   ['core', 'core/'],
   ['db', 'db/'],
   ['credentials', 'credentials/'],
+  ['services', 'services/'],
   ['platform', 'platform/'],
   ['oauth', 'oauth/'],
   ['domain', 'domain/'],

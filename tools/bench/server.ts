@@ -11,7 +11,7 @@ import { bufferedOutput, createLogger } from '../../packages/server/src/http/req
 import { installDirectly } from '../../packages/server/src/oauth/direct-install';
 import { requestTokens } from '../../packages/server/src/oauth/token-endpoint';
 import { addVersion, registerApp } from '../../packages/server/src/platform/apps';
-import { createServices } from '../../packages/server/src/platform/services';
+import { createServices } from '../../packages/server/src/services/container';
 import { createStore } from '../../packages/server/src/platform/stores';
 import { createMetrics } from '../../packages/server/src/runtime/metrics';
 import { seedCatalogForBench } from '../../packages/server/src/seeds/demo-catalog';

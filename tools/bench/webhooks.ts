@@ -10,8 +10,8 @@ import { createSubscription } from '../../packages/server/src/domain/webhooks/su
 import { createDispatcher } from '../../packages/server/src/jobs/webhook-dispatcher';
 import { installDirectly } from '../../packages/server/src/oauth/direct-install';
 import { addVersion, registerApp } from '../../packages/server/src/platform/apps';
-import { type DomainEvent, recordEvent } from '../../packages/server/src/platform/outbox';
-import { createServices, type Services } from '../../packages/server/src/platform/services';
+import { type DomainEvent, recordEvent } from '../../packages/server/src/services/outbox';
+import { createServices, type Services } from '../../packages/server/src/services/container';
 import { createStore } from '../../packages/server/src/platform/stores';
 
 /**

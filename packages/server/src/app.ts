@@ -24,7 +24,7 @@ import { operationRouter } from './http/router';
 import { securityHeaders } from './http/security-headers';
 import { inSeries, underPath } from './http/series';
 import { specDocument } from './http/spec-document';
-import type { Services } from './platform/services';
+import type { Services } from './services/container';
 
 export { docsSiteDir };
 

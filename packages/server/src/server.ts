@@ -11,14 +11,14 @@ import { runHousekeeping, scheduleHousekeeping } from './jobs/housekeeping';
 import { createDispatcher } from './jobs/webhook-dispatcher';
 import { installDirectly } from './oauth/direct-install';
 import type { TokenResponse } from './oauth/token-endpoint';
-import { verifySealingKey } from './platform/sealing-key';
-import { type Services, servicesFromConfig } from './platform/services';
 import { announceListening, isClusterWorker, joinCluster, runPrimary } from './runtime/cluster';
 import { listen } from './runtime/http-server';
 import type { MetricsListening } from './runtime/metrics';
 import { claimDataDirectory } from './runtime/one-writer';
 import { handleShutdown, pause, type Shutdown } from './runtime/shutdown';
 import { DEMO_ACTIVITY, DEMO_OWNER, type DemoSeed, seedDemo, simulateDemoActivity } from './seeds/demo';
+import { type Services, servicesFromConfig } from './services/container';
+import { verifySealingKey } from './services/sealing-key';
 
 /** Beyond the stop's delay and drain, the time left for dispatchers, the pool and the logs: the defaults (5 + 20 + 4 s) end inside the usual 30 s grace period. */
 const STOP_MARGIN_MS = 4_000;

@@ -5,7 +5,7 @@ import request from 'supertest';
 import { createApp } from '../src/app';
 import { ManualClock } from '../src/core/clock';
 import { repositoryRoot } from '../src/core/paths';
-import { createServices } from '../src/platform/services';
+import { createServices } from '../src/services/container';
 
 /**
  * The served docs site crawled without a browser: every link a reader can follow, in the page's

@@ -9,7 +9,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import request from 'supertest';
 import { createApp, docsSiteDir } from '../src/app';
 import { ManualClock } from '../src/core/clock';
-import { createServices } from '../src/platform/services';
+import { createServices } from '../src/services/container';
 import { chromiumPath, haveChromium } from './support/browser';
 
 const indexFile = path.join(docsSiteDir, 'index.html');

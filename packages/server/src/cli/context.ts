@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { ApiVersionRegistry } from '../core/api-versions';
-import type { Deps, Services } from '../platform/services';
 import type { Shutdown } from '../runtime/shutdown';
+import type { Deps, Services } from '../services/container';
 import type { Report } from './output';
 
 /** What a long command watches to stop: `svc` gives the process's shutdown (SIGINT, SIGTERM). */

@@ -1,9 +1,9 @@
 import { systemClock } from '../core/clock';
 import { type Config, ConfigError, loadConfig } from '../core/config';
 import { createDatabase } from '../db/connection';
-import { verifySealingKey } from '../platform/sealing-key';
-import { type Deps, type Services, servicesFromConfig } from '../platform/services';
 import { PlatformError } from '../platform/stores';
+import { type Deps, type Services, servicesFromConfig } from '../services/container';
+import { verifySealingKey } from '../services/sealing-key';
 
 export interface ConfiguredDatabase {
   readonly deps: Deps;

@@ -1,5 +1,5 @@
-import { publishedApiVersions } from '../platform/api-versions';
 import { PlatformError } from '../platform/stores';
+import { publishedApiVersions } from '../services/api-versions';
 import type { CliIo, Context, Stopping } from './context';
 import type { Report } from './output';
 import { type Invocation, parseCommandLine } from './program';

@@ -72,7 +72,7 @@ export interface Config {
    * `SECRET_KEY`, or `SECRET_KEYS` during a rotation: the AES-256-GCM keys that seal what the server
    * must read back (webhook signing secrets, stored idempotent answers). Required in production;
    * elsewhere, when unset, a key is made once and kept in `dataDir` on SQLite, and PostgreSQL refuses
-   * to start (credentials/sealing.ts, platform/services.ts).
+   * to start (credentials/sealing.ts, services/container.ts).
    */
   readonly secretKeys: SecretKeys | undefined;
   readonly webhooks: WebhookConfig;

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { hashSecret, safeEqual } from '../credentials/secrets';
-import type { Deps } from '../platform/services';
 import { findOwner, type StoreOwner } from '../platform/stores';
+import type { Deps } from '../services/container';
 import { readCookie } from './cookies';
 
 export const SESSION_COOKIE = 'svc_session';

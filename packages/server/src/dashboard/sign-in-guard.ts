@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { RateLimiterPostgres, type RateLimiterRes, RateLimiterSQLite, type RateLimiterStoreAbstract } from 'rate-limiter-flexible';
 import { clientNetworkOf } from '../core/networks';
-import type { ExpiryRule } from '../platform/housekeeping';
-import type { Deps } from '../platform/services';
+import { isPostgres } from '../db/dialect';
+import type { Deps } from '../services/container';
+import type { ExpiryRule } from '../services/housekeeping';
 
 const MINUTE_S = 60;
 const HOUR_S = 60 * MINUTE_S;
@@ -82,7 +83,7 @@ function storedCounter({ db }: Deps, counter: Counter): RateLimiterStoreAbstract
     // unhandled); the guard sweeps instead.
     clearExpiredByTimeout: false,
   };
-  return db.client.config.client === 'pg' ? new RateLimiterPostgres(options) : new RateLimiterSQLite(options);
+  return isPostgres(db) ? new RateLimiterPostgres(options) : new RateLimiterSQLite(options);
 }
 
 /** A blocked key holds more points than its counter allows (rate-limiter-flexible's `block`). */

@@ -9,6 +9,38 @@ import pg from 'pg';
 
 export const isPostgres = (db: Knex | Knex.Transaction): boolean => db.client.config.client === 'pg';
 
+/**
+ * The query as one that locks the rows it reads until the transaction ends: `for update` on
+ * PostgreSQL. On SQLite a writing transaction already holds the database's one write lock (it began
+ * with BEGIN IMMEDIATE, db/sqlite-writers.ts), so the query stays as it is.
+ */
+export const lockingRows = <Query extends Knex.QueryBuilder>(db: Knex | Knex.Transaction, query: Query): Query =>
+  isPostgres(db) ? (query.forUpdate() as Query) : query;
+
+/** Locks the rows `query` selects until the transaction ends (see `lockingRows`), reading only their ids. */
+export async function lockRows(trx: Knex.Transaction, query: Knex.QueryBuilder): Promise<void> {
+  if (isPostgres(trx)) await query.forUpdate().select('id');
+}
+
+/**
+ * Serialises the transactions that name `key` until each ends: a PostgreSQL transaction-scoped
+ * advisory lock. SQLite runs one writing transaction at a time anyway.
+ */
+export async function lockForTransaction(trx: Knex.Transaction, key: string): Promise<void> {
+  if (isPostgres(trx)) await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [key]);
+}
+
+/** Between two short writing transactions on SQLite, long enough for a waiting writer (another process polls every millisecond) to take the lock. */
+const SQLITE_WRITER_PAUSE_MS = 2;
+
+/**
+ * What a long batch job awaits between its transactions so that it never starves other writers:
+ * on SQLite a pause that lets the event loop answer and another process take the one write lock;
+ * on PostgreSQL nothing (every query already yields, and there is no single lock).
+ */
+export const pauseBetweenBatches = (db: Knex): (() => Promise<void>) | undefined =>
+  isPostgres(db) ? undefined : () => new Promise<void>((resolve) => setTimeout(resolve, SQLITE_WRITER_PAUSE_MS));
+
 /** The advisory locks the service takes on PostgreSQL, each with its own fixed key (any two 32-bit numbers; these spell "svc" and a counter). */
 const LOCK_KEYS = { migrations: 1, leader: 2 } as const;
 const SVC = 0x737663;

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Knex } from 'knex';
 import type { Notification, Client as PgClient } from 'pg';
+import { isPostgres } from './dialect';
 import type { Db } from './transactions';
 
 /**
@@ -16,8 +17,6 @@ import type { Db } from './transactions';
  * the poll, which stays the fallback on both.
  */
 export const WEBHOOK_WORK_CHANNEL = 'svc_outbox';
-
-const isPostgres = (db: Db) => db.client.config.client === 'pg';
 
 /** Transactions that announced already: one announcement tells everything a commit wrote. */
 const announced = new WeakSet<object>();

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { API_VERSION_HEADER, type ApiVersionEntry, unsupportedVersion, VERSION_HEADER_NAMES, versionHeaders } from '../core/api-versions';
-import { noteVersionUse } from '../platform/api-versions';
-import type { Services } from '../platform/services';
+import { noteVersionUse } from '../services/api-versions';
+import type { Services } from '../services/container';
 
 /**
  * How the version of an answer was chosen: by the request's header (final), or provisionally (the

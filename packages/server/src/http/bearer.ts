@@ -5,8 +5,8 @@ import { checkSecret } from '../credentials/secrets';
 import { fromJsonList } from '../db/json-lists';
 import { selectRows } from '../db/reads';
 import { satisfiesAny } from '../platform/scopes';
-import type { Services } from '../platform/services';
 import { storeMigrating } from '../platform/stores';
+import type { Services } from '../services/container';
 
 /** Who a valid access token acts for. */
 export interface Principal {

@@ -7,7 +7,7 @@ import { eventTraceOf, type RequestTrace } from '../core/trace-context';
 import type { Db } from '../db/transactions';
 import { type Actor, anyVersion, type Precondition } from '../domain/common/actor';
 import type { App } from '../platform/apps';
-import type { Services } from '../platform/services';
+import type { Services } from '../services/container';
 import type { Principal } from './bearer';
 
 type Operation<K extends OperationId> = operations[K];

@@ -2,9 +2,9 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { ApiError, type ErrorCode, type ErrorExtras, isApiError } from '../core/errors';
 import { isSealed, type Sealer, UnreadableSealedValue } from '../credentials/sealing';
-import { type ExpiryRule, expiresAtRule } from '../platform/housekeeping';
-import type { SealedColumn } from '../platform/sealing-key';
-import type { Deps } from '../platform/services';
+import type { Deps } from '../services/container';
+import { type ExpiryRule, expiresAtRule } from '../services/housekeeping';
+import type { SealedColumn } from '../services/sealing-key';
 import { UNAVAILABLE_RETRY_SECONDS } from './error-mapper';
 
 /** A key's first response is replayed this long; after it the key counts as never used. */

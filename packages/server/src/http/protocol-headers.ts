@@ -1,5 +1,5 @@
 import type { ApiError } from '../core/errors';
-import type { Quota, RateDecision } from '../platform/rate-limit';
+import type { Quota, RateDecision } from '../services/rate-limit';
 
 /** RFC 6750 §3: error_description is printable ASCII without quotes or backslashes. */
 const headerText = (text: string) => text.replace(/[^\x20-\x7e]|["\\]/g, '');

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import type { Metrics } from '../platform/metrics';
+import type { Metrics } from '../services/metrics';
 import { routeOf } from './request-log';
 
 /**

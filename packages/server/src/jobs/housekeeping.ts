@@ -5,10 +5,10 @@ import { authorizationRequestsExpiry } from '../oauth/consent';
 import { launchTokensExpiry } from '../oauth/launch';
 import { tokenOperationsExpiry } from '../oauth/operations';
 import { authorizationCodesExpiry } from '../oauth/token-endpoint';
-import { deleteExpired, type ExpiryRule, expiresAtRule, SWEEP_LIMITS, type SweepLimits, type TableSweep } from '../platform/housekeeping';
-import { outboxEventsExpiry } from '../platform/outbox';
-import { apiQuotaCountersExpiry } from '../platform/rate-limit';
-import type { Deps } from '../platform/services';
+import type { Deps } from '../services/container';
+import { deleteExpired, type ExpiryRule, expiresAtRule, SWEEP_LIMITS, type SweepLimits, type TableSweep } from '../services/housekeeping';
+import { outboxEventsExpiry } from '../services/outbox';
+import { apiQuotaCountersExpiry } from '../services/rate-limit';
 
 /** Every table whose rows expire, with the rule that says when (beside the code that writes it). */
 export const EXPIRY_RULES: readonly ExpiryRule[] = [

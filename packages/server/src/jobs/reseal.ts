@@ -1,6 +1,6 @@
 import { subscriptionSecretsSealed } from '../domain/webhooks/subscriptions/changes';
 import { idempotentAnswersSealed } from '../http/idempotency';
-import { RESEAL_LIMITS, type Reseal, type ResealLimits, resealAll, type SealedColumn, type SealingDeps } from '../platform/sealing-key';
+import { RESEAL_LIMITS, type Reseal, type ResealLimits, resealAll, type SealedColumn, type SealingDeps } from '../services/sealing-key';
 
 /** Every column that holds sealed values, each described beside the code that writes it (a test holds the list to the schema). */
 export const SEALED_COLUMNS: readonly SealedColumn[] = [...subscriptionSecretsSealed, idempotentAnswersSealed];

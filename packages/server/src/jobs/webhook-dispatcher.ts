@@ -3,7 +3,7 @@ import { listenForWebhookWork, type StopListening } from '../db/notifications';
 import { type AttemptMade, attemptDelivery, type DeliveryDeps, recordAttempts } from '../domain/webhooks/delivery/attempts';
 import { type ClaimedDelivery, claimDeliveries } from '../domain/webhooks/delivery/claims';
 import { FAN_OUT_BATCH, fanOut } from '../domain/webhooks/delivery/fan-out';
-import { type Metrics, noMetrics, type WebhookAttemptOutcome } from '../platform/metrics';
+import { type Metrics, noMetrics, type WebhookAttemptOutcome } from '../services/metrics';
 
 export interface DispatcherOptions {
   /** Attempts this worker has on the wire at once. */

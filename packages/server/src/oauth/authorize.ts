@@ -1,8 +1,8 @@
 import { ApiError } from '../core/errors';
 import { type App, type AppVersion, findApp, findVersion, isAvailableTo, latestVersion } from '../platform/apps';
 import { isScope, missingDependency } from '../platform/scopes';
-import type { Deps } from '../platform/services';
 import { findStore, type Store, storeMigrating } from '../platform/stores';
+import type { Deps } from '../services/container';
 
 /** The authorization request's parameters once the spec validator has checked their presence and form. */
 export interface AuthorizeParameters {

@@ -2,7 +2,7 @@ import { ApiError } from '../core/errors';
 import { UUID_PATTERN } from '../core/ids';
 import { checkSecret } from '../credentials/secrets';
 import { type App, authenticateClient } from '../platform/apps';
-import type { Deps } from '../platform/services';
+import type { Deps } from '../services/container';
 
 const invalidClient = (message: string) => new ApiError('INVALID_CLIENT', message);
 

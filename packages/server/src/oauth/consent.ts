@@ -3,10 +3,10 @@ import { hashSecret, issueSecret } from '../credentials/secrets';
 import { fromJsonList, toJsonList } from '../db/json-lists';
 import type { Db } from '../db/transactions';
 import { findVersion } from '../platform/apps';
-import { type ExpiryRule, expiresAtRule, LATE_USE_EXPLAINED_MS } from '../platform/housekeeping';
 import { recordConsent } from '../platform/installations';
 import { sortScopes, withDependenciesMet } from '../platform/scopes';
-import type { Deps } from '../platform/services';
+import type { Deps } from '../services/container';
+import { type ExpiryRule, expiresAtRule, LATE_USE_EXPLAINED_MS } from '../services/housekeeping';
 import type { ValidAuthorization } from './authorize';
 
 /** An authorization code lives 120 seconds (the interface: at most 2 minutes). */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { isApiError } from '../core/errors';
-import type { Deps } from '../platform/services';
 import { findStore, PlatformError } from '../platform/stores';
+import type { Deps } from '../services/container';
 import { validateAuthorization } from './authorize';
 import { answerConsent, rememberAuthorization } from './consent';
 import { s256 } from './pkce';

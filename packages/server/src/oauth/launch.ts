@@ -3,9 +3,9 @@ import { toIso } from '../core/clock';
 import { ApiError } from '../core/errors';
 import { checkSecret, hashSecret, issueSecret } from '../credentials/secrets';
 import { findVersion, latestVersion } from '../platform/apps';
-import { type ExpiryRule, expiresAtRule, LATE_USE_EXPLAINED_MS } from '../platform/housekeeping';
 import { findInstallationOf } from '../platform/installations';
-import type { Deps } from '../platform/services';
+import type { Deps } from '../services/container';
+import { type ExpiryRule, expiresAtRule, LATE_USE_EXPLAINED_MS } from '../services/housekeeping';
 
 /** A launch token lives 5 minutes and is spent by its verification. */
 export const LAUNCH_MS = 5 * 60 * 1000;

@@ -2,9 +2,9 @@ import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, ra
 import { toIso } from '../core/clock';
 import { ApiError, type ErrorCode } from '../core/errors';
 import type { Db } from '../db/transactions';
-import type { ExpiryRule } from '../platform/housekeeping';
-import type { Deps } from '../platform/services';
 import { operationTokensUsed, REFRESH_MS, revokeGrant } from '../platform/tokens';
+import type { Deps } from '../services/container';
+import type { ExpiryRule } from '../services/housekeeping';
 
 export type OperationState = 'IN_PROGRESS' | 'SUCCEEDED' | 'FAILED' | 'RESULT_UNAVAILABLE_REAUTHORIZE' | 'RECOVERED';
 export type GrantType = 'authorization_code' | 'refresh_token';

@@ -4,11 +4,11 @@ import { ACCESS_SECONDS } from '../core/limits';
 import { ownValue } from '../core/records';
 import { checkSecret } from '../credentials/secrets';
 import type { Db } from '../db/transactions';
-import { type ExpiryRule, LATE_USE_EXPLAINED_MS } from '../platform/housekeeping';
 import { findInstallation } from '../platform/installations';
-import type { Deps } from '../platform/services';
 import { storeMigrating } from '../platform/stores';
 import { findGrant, type Grant, issuePair, liveTokens, operationTokensUsed, revokeGrant, type TokenRow } from '../platform/tokens';
+import type { Deps } from '../services/container';
+import { type ExpiryRule, LATE_USE_EXPLAINED_MS } from '../services/housekeeping';
 import {
   awaitCompletion,
   canonicalBody,

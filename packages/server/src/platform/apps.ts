@@ -3,9 +3,9 @@ import type { ApiVersionRegistry } from '../core/api-versions';
 import { hashSecret, issueSecret, safeEqual } from '../credentials/secrets';
 import { fromJsonList, toJsonList } from '../db/json-lists';
 import type { Db } from '../db/transactions';
-import { publishedApiVersions } from './api-versions';
+import { publishedApiVersions } from '../services/api-versions';
+import type { Deps } from '../services/container';
 import { isScope, missingDependency, sortScopes } from './scopes';
-import type { Deps } from './services';
 import { findStore, PlatformError } from './stores';
 
 export interface App {

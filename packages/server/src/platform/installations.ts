@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { toIso } from '../core/clock';
 import { fromJsonList, toJsonList } from '../db/json-lists';
 import type { Db } from '../db/transactions';
-import { recordEvent } from './outbox';
-import type { Deps } from './services';
+import type { Deps } from '../services/container';
+import { recordEvent } from '../services/outbox';
 import { PlatformError } from './stores';
 import { revokeTokens } from './tokens';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiError } from '../core/errors';
 import { hashPassword } from '../credentials/passwords';
 import type { Db } from '../db/transactions';
-import type { Deps } from './services';
+import type { Deps } from '../services/container';
 
 export interface StoreOwner {
   id: string;

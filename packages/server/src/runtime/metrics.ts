@@ -4,8 +4,8 @@ import type { Knex } from 'knex';
 import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Clock } from '../core/clock';
 import type { MetricsConfig } from '../core/config';
-import { type Metrics, methodLabel } from '../platform/metrics';
-import { outboxBacklog } from '../platform/outbox';
+import { type Metrics, methodLabel } from '../services/metrics';
+import { outboxBacklog } from '../services/outbox';
 import { StartError } from './http-server';
 
 /**

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { ProductRow as CatalogProductRow } from '../domain/catalog/products/row';
-import type { Deps } from '../platform/services';
+import type { Deps } from '../services/container';
 import { between, pick, seededRandom } from './random';
 
 /**

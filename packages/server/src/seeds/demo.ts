@@ -1,7 +1,7 @@
 import { type App, type AppVersion, addVersion, registerApp } from '../platform/apps';
 import { ALL_SCOPES } from '../platform/scopes';
-import type { Deps } from '../platform/services';
 import { createStore, listStores, type Store } from '../platform/stores';
+import type { Deps } from '../services/container';
 import { type SeededCatalog, seedDemoCatalog } from './demo-catalog';
 import { type SimulationRequest, type SimulationSummary, simulateStore } from './simulation/run';
 

@@ -1,8 +1,8 @@
 import { apiVersions, CURRENT_API_VERSION } from '@svc/contract';
 import { type ApiVersionEntry, apiVersionRegistry, registryProblems, startOfDay, unsupportedVersion, versionHeaders } from '../../src/core/api-versions';
 import { STORE_API_REQUEST_HEADERS } from '../../src/http/cors';
-import { publishedApiVersions } from '../../src/platform/api-versions';
-import { API_VERSION } from '../../src/platform/outbox';
+import { publishedApiVersions } from '../../src/services/api-versions';
+import { API_VERSION } from '../../src/services/outbox';
 
 const entry = (version: string, fields: Partial<ApiVersionEntry> = {}): ApiVersionEntry => ({
   version,

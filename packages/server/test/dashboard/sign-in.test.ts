@@ -2,7 +2,7 @@ import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/core/config';
 import * as passwords from '../../src/credentials/passwords';
 import { ADDRESS_BLOCK_S, FAILURES_IN_A_ROW, FAILURES_PER_ADDRESS_PER_DAY, FIRST_PAIR_BLOCK_S, SIGN_IN_LIMITS_TABLE } from '../../src/dashboard/sign-in-guard';
-import { createServices } from '../../src/platform/services';
+import { createServices } from '../../src/services/container';
 import { testDatabases } from '../support/databases';
 import { BrowserAt, type PlainResponse } from '../support/from-address';
 import { createTestStore, type StoreFixture, suiteHarness } from '../support/harness';

@@ -5,7 +5,7 @@ import type { CliIo } from '../../src/cli/context';
 import { runCli } from '../../src/cli/run';
 import { apiVersionRegistry } from '../../src/core/api-versions';
 import { createDispatcher } from '../../src/jobs/webhook-dispatcher';
-import { versionUseWritten } from '../../src/platform/api-versions';
+import { versionUseWritten } from '../../src/services/api-versions';
 import { findInstallationOf } from '../../src/platform/installations';
 import { testDatabases } from '../support/databases';
 import { type AppFixture, approveAndGetCode, createTestApp, createTestStore, installWithTokens, type StoreFixture, suiteHarness } from '../support/harness';

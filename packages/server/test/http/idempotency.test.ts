@@ -11,7 +11,7 @@ import {
   runIdempotently,
   type WorkResponse,
 } from '../../src/http/idempotency';
-import type { Deps } from '../../src/platform/services';
+import type { Deps } from '../../src/services/container';
 import { testDatabases } from '../support/databases';
 import { anotherInstance, apiErrorFrom, openStoreApiDatabase } from '../support/store-api';
 

@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
 import { systemClock } from '../../src/core/clock';
 import { createProduct } from '../../src/domain/catalog/products/changes';
 import { createDispatcher } from '../../src/jobs/webhook-dispatcher';
-import { createServices, TOOLS_KEY } from '../../src/platform/services';
+import { createServices, TOOLS_KEY } from '../../src/services/container';
 import { type TestDatabase, testDatabases } from '../support/databases';
 import { createTestStore, localOnlyResolver, suiteHarness } from '../support/harness';
 import { type Receiver, startReceiver } from '../support/webhook-receiver';

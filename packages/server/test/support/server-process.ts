@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from '../../src/app';
 import { createDatabase } from '../../src/db/connection';
 import { answerClientErrors } from '../../src/http/client-errors';
-import { createServices } from '../../src/platform/services';
+import { createServices } from '../../src/services/container';
 
 const databaseUrl = process.env.TEST_PG_URL;
 const pgSchema = process.env.TEST_PG_SCHEMA;

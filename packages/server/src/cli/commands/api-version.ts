@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import type { ApiVersionEntry } from '../../core/api-versions';
-import { versionUsage } from '../../platform/api-versions';
+import { versionUsage } from '../../services/api-versions';
 import type { Actions, Run } from '../context';
 import type { Json } from '../output';
 import { table } from '../output';

@@ -1,6 +1,6 @@
 import { type App, findApp } from '../../platform/apps';
-import type { Deps } from '../../platform/services';
 import { PlatformError } from '../../platform/stores';
+import type { Deps } from '../../services/container';
 
 /** The app a command names, or the refusal every app command gives for an unknown one. */
 export async function requireApp(deps: Deps, appId: string): Promise<App> {

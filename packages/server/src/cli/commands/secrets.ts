@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { resealEverything } from '../../jobs/reseal';
-import { RESEAL_LIMITS } from '../../platform/sealing-key';
 import { PlatformError } from '../../platform/stores';
+import { RESEAL_LIMITS } from '../../services/sealing-key';
 import type { Actions, Run } from '../context';
 import { table } from '../output';
 import { wholeNumber } from '../values';

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The check of the sealing key (platform/sealing-key.ts): one row holding the id of the key the
+ * The check of the sealing key (services/sealing-key.ts): one row holding the id of the key the
  * database's values are sealed under and a value sealed under it. An instance whose keys do not
  * open it refuses to start. Never the key itself.
  */

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The store API's and OAuth's quotas move onto rate-limiter-flexible (platform/rate-limit.ts), as the
+ * The store API's and OAuth's quotas move onto rate-limiter-flexible (services/rate-limit.ts), as the
  * dashboard's sign-in counters did: on PostgreSQL its store keeps one row per quota key with the
  * points spent in the key's window and the epoch millisecond the window ends. The columns and their
  * order are the library's own table (its upsert inserts by position). SQLite keeps quotas in the one

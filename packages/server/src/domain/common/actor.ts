@@ -1,6 +1,6 @@
 import type { WebhookEventData, WebhookEventType } from '@svc/contract';
 import type { EventTrace } from '../../core/trace-context';
-import type { TypedEvent } from '../../platform/outbox';
+import type { TypedEvent } from '../../services/outbox';
 
 /**
  * Who changes a store's data, and when: built once per request from the access token (the HTTP

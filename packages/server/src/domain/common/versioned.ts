@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import type { ApiError } from '../../core/errors';
+import { lockRows } from '../../db/dialect';
 import { brokenUniqueIndex, type Db, insertedId, inTransaction } from '../../db/transactions';
-import { type DomainEvent, recordEvent } from '../../platform/outbox';
+import { type DomainEvent, recordEvent } from '../../services/outbox';
 import type { Actor, Precondition } from './actor';
 
 /** A row that carries a concurrency version: `resource_version` rises by one on every change. */
@@ -57,17 +58,58 @@ export function changeVersioned<Row extends VersionedRow, Columns extends object
     const current = await lockRow(trx, resource, actor.storeId, id);
     change.precondition(current);
     if (change.unchanged?.(current)) return current;
-    const columns = await change.columns(current, trx);
-    await writeOrConflict(resource, () =>
-      trx(resource.table)
-        .where({ id, store_id: actor.storeId })
-        .update({ ...columns, resource_version: current.resource_version + 1, updated_at: actor.now }),
-    );
-    const changed = await resource.find(trx, actor.storeId, id);
-    if (!changed) throw new Error(`${resource.table} ${id} vanished during its own change`);
-    for (const event of (await change.events?.(changed, trx)) ?? []) await recordEvent(trx, event);
-    return changed;
+    return writeChange(trx, actor, resource, current, await change.columns(current, trx), change.events);
   });
+}
+
+/**
+ * A change whose rules also answer something beside the columns (the order a recovered cart
+ * placed, what a coupon's use takes off): its `columns` returns both, and the result comes back
+ * beside the changed row instead of through a variable the rules set.
+ */
+export interface VersionedChangeWithResult<Row extends VersionedRow, Columns, Result> extends Omit<VersionedChange<Row, Columns>, 'columns' | 'unchanged'> {
+  readonly columns: (current: Row, trx: Knex.Transaction) => Promise<ColumnsAndResult<Columns, Result>> | ColumnsAndResult<Columns, Result>;
+}
+
+export interface ColumnsAndResult<Columns, Result> {
+  readonly columns: Columns;
+  readonly result: Result;
+}
+
+/** `changeVersioned` for a change with a result (see `VersionedChangeWithResult`): the same steps, in the same transaction. */
+export function changeVersionedWithResult<Row extends VersionedRow, Columns extends object, Result>(
+  db: Db,
+  actor: Actor,
+  resource: VersionedResource<Row>,
+  id: number,
+  change: VersionedChangeWithResult<Row, Columns, Result>,
+): Promise<{ changed: Row; result: Result }> {
+  return inTransaction(db, async (trx) => {
+    const current = await lockRow(trx, resource, actor.storeId, id);
+    change.precondition(current);
+    const { columns, result } = await change.columns(current, trx);
+    return { changed: await writeChange(trx, actor, resource, current, columns, change.events), result };
+  });
+}
+
+/** Writes a change's columns at the next version and the actor's time, reads the row back, and records its events. */
+async function writeChange<Row extends VersionedRow, Columns extends object>(
+  trx: Knex.Transaction,
+  actor: Actor,
+  resource: VersionedResource<Row>,
+  current: Row,
+  columns: Columns,
+  events: VersionedChange<Row, Columns>['events'],
+): Promise<Row> {
+  await writeOrConflict(resource, () =>
+    trx(resource.table)
+      .where({ id: current.id, store_id: actor.storeId })
+      .update({ ...columns, resource_version: current.resource_version + 1, updated_at: actor.now }),
+  );
+  const changed = await resource.find(trx, actor.storeId, current.id);
+  if (!changed) throw new Error(`${resource.table} ${current.id} vanished during its own change`);
+  for (const event of (await events?.(changed, trx)) ?? []) await recordEvent(trx, event);
+  return changed;
 }
 
 /**
@@ -122,7 +164,7 @@ export function deleteVersioned<Row extends VersionedRow>(
 
 /** The current row, locked until the transaction ends; 404 when the store has no such row. */
 async function lockRow<Row extends VersionedRow>(trx: Knex.Transaction, resource: VersionedResource<Row>, storeId: string, id: number): Promise<Row> {
-  if (trx.client.config.client === 'pg') await trx(resource.table).where({ id, store_id: storeId }).forUpdate().select('id');
+  await lockRows(trx, trx(resource.table).where({ id, store_id: storeId }));
   const current = await resource.find(trx, storeId, id);
   if (!current) throw resource.notFound();
   return current;

@@ -1,7 +1,7 @@
 import { webhookEventCatalogue } from '@svc/contract';
 import type { ApiVersionRegistry } from '../../core/api-versions';
 import { hiddenFields } from '../../core/field-scopes';
-import { publishedApiVersions } from '../../platform/api-versions';
+import { publishedApiVersions } from '../../services/api-versions';
 
 type Json = Record<string, unknown>;
 

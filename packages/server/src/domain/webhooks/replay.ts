@@ -4,7 +4,7 @@ import { ApiError } from '../../core/errors';
 import { fromJsonList } from '../../db/json-lists';
 import { announceWebhookWork } from '../../db/notifications';
 import { type Db, inTransaction } from '../../db/transactions';
-import { OUTBOX_KEPT_MS } from '../../platform/outbox';
+import { OUTBOX_KEPT_MS } from '../../services/outbox';
 import type { DeliveryDeps, WebhookDeliveryAttempt } from './delivery/attempts';
 import { sendTestEvent } from './delivery/test-event';
 import { mayReceive, scopesAllowing } from './event-types';

@@ -1,6 +1,6 @@
 import { ApiError } from '../../core/errors';
-import type { WebhookSettings } from '../../platform/services';
-import { ipLiteralOf, refusedAddress } from '../../platform/webhook-transport';
+import type { WebhookSettings } from '../../services/container';
+import { ipLiteralOf, refusedAddress } from '../../services/webhook-transport';
 
 const refused = (message: string) =>
   new ApiError('VALIDATION_FAILED', `The endpoint URL is refused: ${message}`, { details: [{ location: 'body', field: '/endpoint_url', message }] });

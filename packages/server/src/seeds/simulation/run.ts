@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { ManualClock } from '../../core/clock';
 import { ApiError } from '../../core/errors';
+import { pauseBetweenBatches } from '../../db/dialect';
 import type { Db } from '../../db/transactions';
 import { adjustInventory } from '../../domain/catalog/inventory/changes';
 import { unsoldUnits } from '../../domain/catalog/inventory/queries';
@@ -13,8 +14,8 @@ import { createCustomer } from '../../domain/storefront/customers/changes';
 import { cancelOrder, failPayment, fulfilOrder, payOrder, placeOrder, refundOrder } from '../../domain/storefront/orders/changes';
 import type { OrderRow, ProductKind } from '../../domain/storefront/orders/row';
 import { writeReview } from '../../domain/storefront/reviews/changes';
-import type { Deps } from '../../platform/services';
 import { findStore, PlatformError } from '../../platform/stores';
+import type { Deps } from '../../services/container';
 import { between, type Random, seededRandom } from '../random';
 import { HOUR_MS, utcOffsetMs } from './calendar';
 import { type CartPlan, type LinePlan, markerCouponCode, type OrderPlan, planSimulation, type SimulationPlan, type Step, type TimedStep } from './plan';
@@ -78,12 +79,6 @@ export interface SimulationSummary {
  * commit costs a fraction of a millisecond, so short batches slow the run by little.
  */
 const BATCH_MS = 10;
-/**
- * Between two batches on SQLite: the event loop answers what arrived meanwhile, and another
- * process waiting for the write lock (it tries every millisecond, `waitForWriteLock`) finds it
- * free. On PostgreSQL every query already lets the event loop run, and there is no single lock.
- */
-const SQLITE_PAUSE_MS = 2;
 /** Restocks bring the missing units and a lot more, as a merchant reorders. */
 const RESTOCK_LOT = { physical: [20, 120], digital: [5, 25] } as const;
 
@@ -338,7 +333,7 @@ export async function simulateStore(deps: Deps, request: SimulationRequest): Pro
   const player = new Player(storeId, seed, plan, products, await stockOf(db, storeId, products));
   await db.transaction((trx) => player.createCoupons(trx));
   const { steps } = plan;
-  const pause = db.client.config.client === 'pg' ? undefined : () => new Promise((resolve) => setTimeout(resolve, SQLITE_PAUSE_MS));
+  const pause = pauseBetweenBatches(db);
   let done = 0;
   while (done < steps.length) {
     request.signal?.throwIfAborted();

@@ -8,7 +8,7 @@ import { fanOut } from '../../../src/domain/webhooks/delivery/fan-out';
 import { runHousekeeping } from '../../../src/jobs/housekeeping';
 import { createDispatcher, type Dispatcher } from '../../../src/jobs/webhook-dispatcher';
 import { uninstall } from '../../../src/platform/installations';
-import { createServices, type Services } from '../../../src/platform/services';
+import { createServices, type Services } from '../../../src/services/container';
 import { insertProduct } from '../../support/catalog-fixtures';
 import { testDatabases } from '../../support/databases';
 import { createTestStore, localOnlyResolver, type StoreFixture, suiteHarness } from '../../support/harness';

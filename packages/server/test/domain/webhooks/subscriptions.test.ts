@@ -1,5 +1,5 @@
 import { createApp } from '../../../src/app';
-import { createServices } from '../../../src/platform/services';
+import { createServices } from '../../../src/services/container';
 import { expectError } from '../../support/auth-steps';
 import { testDatabases } from '../../support/databases';
 import { createTestStore, type StoreFixture, suiteHarness, UUID } from '../../support/harness';

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { ApiError } from '../../../core/errors';
 import { rowIdOf } from '../../../core/ids';
+import { lockForTransaction } from '../../../db/dialect';
 import type { Db } from '../../../db/transactions';
 import type { Actor, Precondition } from '../../common/actor';
 import { sentColumns, type UpdateColumns } from '../../common/columns';
@@ -43,7 +44,7 @@ async function requireValidParent(db: Db, storeId: string, parentId: number, sel
  * concurrent moves cannot make a cycle together (SQLite runs one transaction at a time anyway).
  */
 async function lockStoreTree(trx: Knex.Transaction, storeId: string): Promise<void> {
-  if (trx.client.config.client === 'pg') await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`categories-tree:${storeId}`]);
+  await lockForTransaction(trx, `categories-tree:${storeId}`);
 }
 
 /** `categories.create`: `active`, position 0 and top-level unless the body says otherwise. */

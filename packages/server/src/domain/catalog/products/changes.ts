@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { ApiError, invalidBodyField } from '../../../core/errors';
 import { toHalalas } from '../../../core/money';
 import type { Db } from '../../../db/transactions';
-import type { DomainEvent } from '../../../platform/outbox';
+import type { DomainEvent } from '../../../services/outbox';
 import { type Actor, eventBy, type Precondition } from '../../common/actor';
 import { sentColumns } from '../../common/columns';
 import { requireFreeSlug } from '../../common/slugs';

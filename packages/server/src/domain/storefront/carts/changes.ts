@@ -3,7 +3,7 @@ import { ApiError } from '../../../core/errors';
 import type { Db } from '../../../db/transactions';
 import { findStore } from '../../../platform/stores';
 import { type Actor, anyVersion, eventBy } from '../../common/actor';
-import { changeVersioned, createVersioned } from '../../common/versioned';
+import { changeVersionedWithResult, createVersioned } from '../../common/versioned';
 import { requireCustomer } from '../customers/queries';
 import { type OrderLineRequest, type PlaceOrder, placeOrder, priceLines } from '../orders/changes';
 import type { OrderRow } from '../orders/row';
@@ -68,18 +68,16 @@ export type RecoveredCheckout = Pick<PlaceOrder, 'couponCode' | 'reference'>;
  * `recovered_order_id`. A cart is recovered once (409 CART_ALREADY_RECOVERED).
  */
 export async function recoverCart(db: Db, actor: Actor, cartId: number, checkout: RecoveredCheckout = {}): Promise<OrderRow> {
-  let order: OrderRow | undefined;
-  await changeVersioned(db, actor, cartResource, cartId, {
+  const { result: order } = await changeVersionedWithResult(db, actor, cartResource, cartId, {
     precondition: anyVersion,
     columns: async (current, trx) => {
       if (current.recovered_order_id !== null) {
         throw new ApiError('CART_ALREADY_RECOVERED', `Cart ${current.id} was already ordered as order ${current.recovered_order_id}.`);
       }
       const items = (await cartItemsOf(trx, actor.storeId, current.id)).map((item) => ({ productId: item.product_id, quantity: item.quantity }));
-      order = await placeOrder(trx, actor, { ...checkout, customerId: current.customer_id, items });
-      return { recovered_order_id: order.id };
+      const placed = await placeOrder(trx, actor, { ...checkout, customerId: current.customer_id, items });
+      return { columns: { recovered_order_id: placed.id }, result: placed };
     },
   });
-  if (!order) throw new Error('The cart was not recovered');
   return order;
 }

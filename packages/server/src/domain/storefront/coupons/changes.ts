@@ -3,7 +3,7 @@ import { ApiError, type ErrorDetail } from '../../../core/errors';
 import type { Db } from '../../../db/transactions';
 import { type Actor, anyVersion } from '../../common/actor';
 import { nameKeyOf } from '../../common/text';
-import { changeVersioned, createVersioned } from '../../common/versioned';
+import { changeVersioned, changeVersionedWithResult, createVersioned } from '../../common/versioned';
 import { divideHalfUp } from '../pricing';
 import { couponResource, findCouponByCode } from './queries';
 import { type CouponRow, type CouponStatus, type CouponType, couponCodeTaken, couponExpired, couponNotApplicable } from './row';
@@ -48,18 +48,16 @@ function discountOf(coupon: CouponRow, subtotal: number): number {
 export async function redeemCoupon(trx: Knex.Transaction, actor: Actor, code: string, subtotal: number): Promise<Redemption> {
   const found = await findCouponByCode(trx, actor.storeId, code);
   if (!found) throw couponNotApplicable(code, 'the store has no such coupon');
-  let redemption: Redemption | undefined;
-  await changeVersioned(trx, actor, couponResource, found.id, {
+  const { result } = await changeVersionedWithResult(trx, actor, couponResource, found.id, {
     precondition: anyVersion,
     columns: (current) => {
       const refusal = refusalOf(current, subtotal, actor.now);
       if (refusal !== undefined) throw couponNotApplicable(code, refusal);
-      redemption = { code: current.code, discount: discountOf(current, subtotal), freeShipping: Boolean(current.free_shipping) };
-      return { usage_count: current.usage_count + 1 };
+      const redemption: Redemption = { code: current.code, discount: discountOf(current, subtotal), freeShipping: Boolean(current.free_shipping) };
+      return { columns: { usage_count: current.usage_count + 1 }, result: redemption };
     },
   });
-  if (!redemption) throw new Error('The coupon was not redeemed');
-  return redemption;
+  return result;
 }
 
 /** What the merchant's side (`svc coupon create`, the simulator) asks for; amounts in halalas. */

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { ApiError, invalidBodyField } from '../../../core/errors';
+import { lockRows } from '../../../db/dialect';
 import { type Db, inTransaction } from '../../../db/transactions';
 import type { ProductRow } from '../../catalog/products/row';
 import { type Actor, anyVersion, eventBy } from '../../common/actor';
@@ -170,7 +171,7 @@ export function payOrder(db: Db, actor: Actor, orderId: number, attempt: Payment
  */
 export function failPayment(db: Db, actor: Actor, orderId: number, attempt: PaymentAttempt): Promise<PaymentRow> {
   return inTransaction(db, async (trx) => {
-    if (trx.client.config.client === 'pg') await trx('orders').where({ store_id: actor.storeId, id: orderId }).forUpdate().select('id');
+    await lockRows(trx, trx('orders').where({ store_id: actor.storeId, id: orderId }));
     const order = await findOrder(trx, actor.storeId, orderId);
     if (!order) throw orderNotFound();
     requireUnpaidPending(order, 'paid');

@@ -1,6 +1,7 @@
 import type { components } from '@svc/contract';
 import type { Knex } from 'knex';
 import { ApiError } from '../../../core/errors';
+import { lockRows } from '../../../db/dialect';
 import { adjustInventory } from '../../catalog/inventory/changes';
 import { countUnsold, unsoldUnits } from '../../catalog/inventory/queries';
 import type { Actor } from '../../common/actor';
@@ -66,7 +67,7 @@ export async function deliverDigitalUnits(trx: Knex.Transaction, actor: Actor, i
   for (const [index, item] of items.entries()) {
     if (item.product_kind !== 'digital') continue;
     const product = trx('products').where({ store_id: actor.storeId, id: item.product_id });
-    if (trx.client.config.client === 'pg') await product.forUpdate().select('id');
+    await lockRows(trx, product);
     const units = unsoldUnits(trx, actor.storeId).where({ product_id: item.product_id }).orderBy('id').limit(item.quantity).select('id');
     const delivered = await trx('digital_units')
       .where({ store_id: actor.storeId })

@@ -6,10 +6,11 @@ import { toIso } from '../../../core/clock';
 import { groupedBy } from '../../../core/records';
 import { deliveryTraceHeaders, withinTrace } from '../../../core/trace-context';
 import type { Sealer } from '../../../credentials/sealing';
-import type { ExpiryRule } from '../../../platform/housekeeping';
-import { OUTBOX_KEPT_MS } from '../../../platform/outbox';
-import type { Deps, WebhookSettings } from '../../../platform/services';
-import type { WebhookOutcome } from '../../../platform/webhook-transport';
+import { isPostgres } from '../../../db/dialect';
+import type { Deps, WebhookSettings } from '../../../services/container';
+import type { ExpiryRule } from '../../../services/housekeeping';
+import { OUTBOX_KEPT_MS } from '../../../services/outbox';
+import type { WebhookOutcome } from '../../../services/webhook-transport';
 import { eventVersionOf, payloadFor } from '../payloads';
 import { signedHeaders } from '../signing';
 import { markRevoked, signingSecretsOrReason } from '../subscriptions/changes';
@@ -155,7 +156,7 @@ export async function attemptDelivery(deps: DeliveryDeps, claimed: ClaimedDelive
 export async function recordAttempts(deps: DeliveryDeps, made: readonly AttemptMade[], random: () => number): Promise<void> {
   if (made.length === 0) return;
   const now = deps.clock.now();
-  if (deps.db.client.config.client === 'pg' && made.every((attempt) => attempt.record.outcome === 'succeeded')) return recordDelivered(deps.db, made, now);
+  if (isPostgres(deps.db) && made.every((attempt) => attempt.record.outcome === 'succeeded')) return recordDelivered(deps.db, made, now);
   await deps.db.transaction(async (trx) => {
     for (let start = 0; start < made.length; start += INSERT_CHUNK) {
       await trx('webhook_attempts').insert(made.slice(start, start + INSERT_CHUNK).map((attempt) => attempt.record));

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { isPostgres } from '../../../db/dialect';
 import { fromJsonList } from '../../../db/json-lists';
 import type { Db } from '../../../db/transactions';
-import type { Deps } from '../../../platform/services';
+import type { Deps } from '../../../services/container';
 import type { SubscriptionRow } from '../subscriptions/row';
 
 /** A delivery a worker holds under its lease, with what the attempt needs. */
@@ -16,7 +17,7 @@ export interface ClaimedDelivery {
   readonly subscription: SubscriptionRow;
   /** The subscribing installation's scopes now: what of the event it may see (payloads.ts). */
   readonly receiverScopes: ReadonlySet<string>;
-  /** The W3C trace of the request that caused the event, when one did (platform/outbox). */
+  /** The W3C trace of the request that caused the event, when one did (services/outbox). */
   readonly traceParent: string | null;
   readonly traceState: string | null;
 }
@@ -48,8 +49,6 @@ export interface Claim {
    */
   readonly full: boolean;
 }
-
-const isPostgres = (db: Db) => db.client.config.client === 'pg';
 
 /**
  * Claims due deliveries under a lease, in one statement: a delivery is due when it is pending, its

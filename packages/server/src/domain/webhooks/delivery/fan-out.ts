@@ -1,6 +1,6 @@
+import { isPostgres } from '../../../db/dialect';
 import { fromJsonList } from '../../../db/json-lists';
-import type { Db } from '../../../db/transactions';
-import type { Deps } from '../../../platform/services';
+import type { Deps } from '../../../services/container';
 import { mayReceive } from '../event-types';
 
 interface OutboxEventRow {
@@ -34,8 +34,6 @@ function isOwed(subscription: FanOutSubscription, event: OutboxEventRow): boolea
 export const FAN_OUT_BATCH = 500;
 /** Rows per insert statement (SQLite binds at most 32,766 values). */
 export const INSERT_CHUNK = 500;
-
-const isPostgres = (db: Db) => db.client.config.client === 'pg';
 
 /** What one fan-out did: a batch as large as asked means more may be waiting. */
 export interface FannedOut {

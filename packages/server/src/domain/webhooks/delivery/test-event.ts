@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../../db/transactions';
-import { envelopeOf } from '../../../platform/outbox';
+import { envelopeOf } from '../../../services/outbox';
 import { eventVersionOf } from '../payloads';
 import { markRevoked } from '../subscriptions/changes';
 import type { SubscriptionRow } from '../subscriptions/row';

@@ -1,3 +1,4 @@
+import { lockingRows } from '../../../db/dialect';
 import type { Db } from '../../../db/transactions';
 import { type SubscriptionRow, subscriptionNotFound } from './row';
 
@@ -10,7 +11,7 @@ export interface SubscriptionOwner {
 /** The owner's subscription, locked for a change until the transaction ends (SQLite has one writer); 404 otherwise. */
 export async function lockSubscription(db: Db, owner: SubscriptionOwner, id: string): Promise<SubscriptionRow> {
   const query = db<SubscriptionRow>('webhook_subscriptions').where({ id, store_id: owner.storeId, installation_id: owner.installationId });
-  const row = await (db.client.config.client === 'pg' ? query.forUpdate() : query).first();
+  const row = await lockingRows(db, query).first();
   if (!row) throw subscriptionNotFound();
   return row;
 }

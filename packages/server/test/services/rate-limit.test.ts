@@ -1,7 +1,7 @@
 import type { ApiError } from '../../src/core/errors';
 import { migrateToLatest } from '../../src/db/migrate';
 import { errorHeaders, rateLimitHeaders } from '../../src/http/protocol-headers';
-import { API_QUOTAS_TABLE, type Quota, type RateLimiter, rateLimited, rateLimiter } from '../../src/platform/rate-limit';
+import { API_QUOTAS_TABLE, type Quota, type RateLimiter, rateLimited, rateLimiter } from '../../src/services/rate-limit';
 import { testDatabases } from '../support/databases';
 import { shiftableSystemTime } from '../support/system-time';
 

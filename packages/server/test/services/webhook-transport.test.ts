@@ -1,6 +1,6 @@
 import { createServer, type Socket } from 'node:net';
 import { ManualClock } from '../../src/core/clock';
-import { httpTransport, refusedAddress, retryAfterMs } from '../../src/platform/webhook-transport';
+import { httpTransport, refusedAddress, retryAfterMs } from '../../src/services/webhook-transport';
 import { type Receiver, startReceiver } from '../support/webhook-receiver';
 
 describe('the webhook transport', () => {

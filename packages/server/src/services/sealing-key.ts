@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Clock } from '../core/clock';
 import { ConfigError } from '../core/config';
 import { type Sealer, sealedKeyId, sealedUnder, UnreadableSealedValue } from '../credentials/sealing';
+import { pauseBetweenBatches } from '../db/dialect';
 
 /**
  * Every instance on one database must seal under the same key, or each answers for what another
@@ -131,9 +132,6 @@ export interface Reseal {
   readonly checkedKeyId: string | undefined;
 }
 
-/** On SQLite, a pause between batches lets another process's writer, trying every millisecond, take the lock. */
-const SQLITE_PAUSE_MS = 2;
-
 /** The live rows of `column` holding a sealed value under another key than the sealing one. */
 function stale(db: Knex | Knex.Transaction, sealed: SealedColumn, sealer: Sealer, now: number): Knex.QueryBuilder {
   const prefix = sealedUnder(sealer.keyIds[0] as string);
@@ -148,7 +146,7 @@ function stale(db: Knex | Knex.Transaction, sealed: SealedColumn, sealer: Sealer
 /** One pass over a column in key order, a short transaction per batch; each row is updated only if it is still as read. */
 async function resealColumn(deps: SealingDeps, sealed: SealedColumn, now: number, limits: ResealLimits): Promise<ColumnReseal> {
   const { db, sealer } = deps;
-  const pause = db.client.config.client === 'pg' ? undefined : () => new Promise((resolve) => setTimeout(resolve, SQLITE_PAUSE_MS));
+  const pause = pauseBetweenBatches(db);
   let resealed = 0;
   let changedMeanwhile = 0;
   const unreadable: UnreadableValue[] = [];
