@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { bundledSpecPath } from '../src';
+import { bundledSpecPath } from '../src/node';
 import { resolveLocalRef } from '../src/refs';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };

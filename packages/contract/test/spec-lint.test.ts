@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { bundledSpecPath } from '../src';
+import { bundledSpecPath } from '../src/node';
 import { type JsonObject, spec } from './spec-helpers';
 
 const root = path.join(__dirname, '..', '..', '..');
