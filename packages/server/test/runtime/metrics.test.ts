@@ -4,6 +4,7 @@ import { createDispatcher } from '../../src/jobs/webhook-dispatcher';
 import { createMetrics, type MetricsListening, serveMetrics } from '../../src/runtime/metrics';
 import { testDatabases } from '../support/databases';
 import { createTestStore, suiteHarness, UUID } from '../support/harness';
+import { shiftableSystemTime } from '../support/system-time';
 import { type Receiver, startReceiver } from '../support/webhook-receiver';
 import { installSubscriber, type Subscriber, subscribe } from '../support/webhooks';
 
@@ -37,6 +38,7 @@ const QUOTA = 5;
 const WINDOW_MS = 5_000;
 
 describe.each(testDatabases())('/metrics after known traffic on $name', (testDatabase) => {
+  const systemTime = shiftableSystemTime();
   const metrics = createMetrics();
   const h = suiteHarness(testDatabase, { metrics, rateLimits: { perInstallation: QUOTA, perClient: 1000 } });
   let listening: MetricsListening;
@@ -74,8 +76,14 @@ describe.each(testDatabases())('/metrics after known traffic on $name', (testDat
       .set('Idempotency-Key', key)
       .set(headers)
       .send({ name, product_kind: 'physical' });
-  /** A new rate-limit window: the writer's quota is whole again. */
-  const nextWindow = () => h.clock.advance(WINDOW_MS);
+  /**
+   * A new rate-limit window: the writer's quota is whole again. The quota counters
+   * (rate-limiter-flexible) read the system clock, the rest of the service the harness's.
+   */
+  const nextWindow = () => {
+    h.clock.advance(WINDOW_MS);
+    systemTime.advance(WINDOW_MS);
+  };
 
   it('counts requests per operation, method and status, refusals, idempotency, webhook attempts, claims and the outbox', async () => {
     const before = await scrape();
