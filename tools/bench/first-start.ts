@@ -7,8 +7,8 @@ import { createDatabase } from '../../packages/server/src/db/connection';
 import { migrateToLatest } from '../../packages/server/src/db/migrate';
 import { bufferedOutput, createLogger } from '../../packages/server/src/http/request-log';
 import { installDirectly } from '../../packages/server/src/oauth/direct-install';
-import { createServices } from '../../packages/server/src/services/container';
 import { seedDemo, simulateDemoActivity } from '../../packages/server/src/seeds/demo';
+import { createServices } from '../../packages/server/src/services/container';
 import { failStart, listen, portOf, serveBench, tellParent } from './child';
 
 /**

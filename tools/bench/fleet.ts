@@ -10,9 +10,9 @@ import { createDatabase } from '../../packages/server/src/db/connection';
 import { migrateToLatest } from '../../packages/server/src/db/migrate';
 import { installDirectly } from '../../packages/server/src/oauth/direct-install';
 import { addVersion, registerApp } from '../../packages/server/src/platform/apps';
-import { createServices, TOOLS_KEY } from '../../packages/server/src/services/container';
 import { createStore } from '../../packages/server/src/platform/stores';
 import { seedCatalogForBench } from '../../packages/server/src/seeds/demo-catalog';
+import { createServices, TOOLS_KEY } from '../../packages/server/src/services/container';
 
 /**
  * `pnpm bench:fleet`: the built server on PostgreSQL with WEB_CONCURRENCY=1, 2 and N (this machine's

@@ -11,11 +11,11 @@ import { bufferedOutput, createLogger } from '../../packages/server/src/http/req
 import { installDirectly } from '../../packages/server/src/oauth/direct-install';
 import { requestTokens } from '../../packages/server/src/oauth/token-endpoint';
 import { addVersion, registerApp } from '../../packages/server/src/platform/apps';
-import { createServices } from '../../packages/server/src/services/container';
 import { createStore } from '../../packages/server/src/platform/stores';
 import { createMetrics } from '../../packages/server/src/runtime/metrics';
 import { seedCatalogForBench } from '../../packages/server/src/seeds/demo-catalog';
 import { simulateStore } from '../../packages/server/src/seeds/simulation/run';
+import { createServices } from '../../packages/server/src/services/container';
 import { failStart, listen, portOf, serveBench, tellParent } from './child';
 import type { BenchData } from './protocol';
 

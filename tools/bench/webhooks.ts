@@ -10,9 +10,9 @@ import { createSubscription } from '../../packages/server/src/domain/webhooks/su
 import { createDispatcher } from '../../packages/server/src/jobs/webhook-dispatcher';
 import { installDirectly } from '../../packages/server/src/oauth/direct-install';
 import { addVersion, registerApp } from '../../packages/server/src/platform/apps';
-import { type DomainEvent, recordEvent } from '../../packages/server/src/services/outbox';
-import { createServices, type Services } from '../../packages/server/src/services/container';
 import { createStore } from '../../packages/server/src/platform/stores';
+import { createServices, type Services } from '../../packages/server/src/services/container';
+import { type DomainEvent, recordEvent } from '../../packages/server/src/services/outbox';
 
 /**
  * The webhook cases of `pnpm bench`: one dispatcher with the server's defaults (32 attempts at once,

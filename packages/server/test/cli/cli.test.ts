@@ -18,8 +18,8 @@ import { migrations } from '../../src/db/migrations';
 import { EXPIRY_RULES } from '../../src/jobs/housekeeping';
 import { PREVIOUS_SECRET_MS } from '../../src/platform/apps';
 import { recordConsent } from '../../src/platform/installations';
-import { createServices, type Deps } from '../../src/services/container';
 import { seedDemoCatalog } from '../../src/seeds/demo-catalog';
+import { createServices, type Deps } from '../../src/services/container';
 import { storeApi } from '../support/auth-steps';
 import { testDatabases } from '../support/databases';
 

@@ -12,9 +12,9 @@ import { createDatabase } from '../../src/db/connection';
 import { migrateToLatest } from '../../src/db/migrate';
 import { installDirectly } from '../../src/oauth/direct-install';
 import { addVersion, registerApp } from '../../src/platform/apps';
-import { createServices, type Services } from '../../src/services/container';
 import { createStore } from '../../src/platform/stores';
 import { seedDemoCatalog } from '../../src/seeds/demo-catalog';
+import { createServices, type Services } from '../../src/services/container';
 import { insertProduct } from '../support/catalog-fixtures';
 import { REPO_ROOT, type ServerProcess, startServerProcess, TSX } from '../support/spawned-server';
 

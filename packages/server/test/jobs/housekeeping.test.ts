@@ -7,10 +7,10 @@ import { CODE_MS, CONSENT_MS } from '../../src/oauth/consent';
 import { issueLaunch, LAUNCH_MS, verifyLaunch } from '../../src/oauth/launch';
 import { lookupOperation } from '../../src/oauth/operations';
 import { requestTokens } from '../../src/oauth/token-endpoint';
-import { LATE_USE_EXPLAINED_MS, type TableSweep } from '../../src/services/housekeeping';
 import { uninstall } from '../../src/platform/installations';
-import { API_QUOTAS_TABLE, QUOTA_COUNTERS_KEPT_MS } from '../../src/services/rate-limit';
 import { REFRESH_MS } from '../../src/platform/tokens';
+import { LATE_USE_EXPLAINED_MS, type TableSweep } from '../../src/services/housekeeping';
+import { API_QUOTAS_TABLE, QUOTA_COUNTERS_KEPT_MS } from '../../src/services/rate-limit';
 import { testDatabases } from '../support/databases';
 import {
   type AppFixture,

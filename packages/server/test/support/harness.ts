@@ -8,10 +8,10 @@ import { approveAsOwner } from '../../src/oauth/direct-install';
 import { s256 } from '../../src/oauth/pkce';
 import { requestTokens, type TokenResponse } from '../../src/oauth/token-endpoint';
 import { type App, type AppVersion, addVersion, registerApp } from '../../src/platform/apps';
-import type { Metrics } from '../../src/services/metrics';
 import { ALL_SCOPES } from '../../src/platform/scopes';
-import { createServices, type Services } from '../../src/services/container';
 import { createStore, type Store, type StoreOwner } from '../../src/platform/stores';
+import { createServices, type Services } from '../../src/services/container';
+import type { Metrics } from '../../src/services/metrics';
 import type { TestDatabase } from './databases';
 
 /** RFC 7636 Appendix B: the verifier and its S256 challenge. */
