@@ -22,8 +22,10 @@ import { benchWebhooks, percentile, type WebhookFigures } from './webhooks';
  * once and kept under BENCH_DATA_DIR, `data/bench`), BENCH_PROFILE=<dir> (CPU profiles of the
  * servers over each measured run), BENCH_CASES=hello,products.get,… (only these; the servers and
  * their store are started only for their cases), BENCH_JSON=<file>
- * (the figures as JSON), BENCH_METRICS=1 (the store API's server keeps Prometheus metrics, as with METRICS_PORT), BENCH_DATABASE_URL (the store API and the webhook cases on PostgreSQL, in
- * schemas made and dropped by the run; BENCH_ORDERS then defaults to 0), BENCH_WEBHOOK_DELIVERIES and BENCH_WEBHOOK_BURST (10000 each; the webhook
+ * (the figures as JSON), BENCH_METRICS=1 (the store API's server keeps Prometheus metrics, as with METRICS_PORT), BENCH_DATABASE_URL (the store API's cases run on SQLite
+ * and then again on PostgreSQL, in schemas made and dropped by the run, and a table sets their server
+ * CPU per request side by side; the PostgreSQL store has BENCH_ORDERS orders, 0 unless given; the
+ * webhook cases run on PostgreSQL), BENCH_WEBHOOK_DELIVERIES and BENCH_WEBHOOK_BURST (10000 each; the webhook
  * cases, tools/bench/webhooks.ts).
  *
  * `reads during simulation`: a server of its own at its first start on an empty SQLite directory
@@ -47,7 +49,25 @@ const CONNECTIONS = Math.round(numberFromEnv('BENCH_CONNECTIONS', 10));
 const PRODUCTS = Math.round(numberFromEnv('BENCH_PRODUCTS', 100_000));
 /** BENCH_DATABASE_URL: the store API over PostgreSQL instead, its store built anew each run (no orders unless asked: simulating them over the network takes long). */
 const POSTGRES_URL = process.env.BENCH_DATABASE_URL || undefined;
-const ORDERS = Math.round(numberFromEnv('BENCH_ORDERS', POSTGRES_URL ? 0 : 100_000, { zero: true }));
+/** Orders of the SQLite store, and of the PostgreSQL one (simulating them over the network takes long). */
+const SQLITE_ORDERS = Math.round(numberFromEnv('BENCH_ORDERS', 100_000, { zero: true }));
+const POSTGRES_ORDERS = Math.round(numberFromEnv('BENCH_ORDERS', 0, { zero: true }));
+
+/** Where a pass of the store API's cases keeps its store: SQLite always, PostgreSQL beside it when BENCH_DATABASE_URL is set. */
+interface StoreDatabase {
+  readonly name: 'SQLite' | 'PostgreSQL';
+  readonly postgresUrl?: string;
+  /** The first pass also measures the bare Express app. */
+  readonly first: boolean;
+}
+
+const STORE_DATABASES: readonly StoreDatabase[] = [
+  { name: 'SQLite', first: true },
+  ...(POSTGRES_URL ? [{ name: 'PostgreSQL' as const, postgresUrl: POSTGRES_URL, first: false }] : []),
+];
+
+/** The goal for a product read (docs/performance.md): PostgreSQL's server CPU per request at most this many times SQLite's. */
+const POSTGRES_READ_GOAL = 1.2;
 const PROFILE_DIR = process.env.BENCH_PROFILE ? path.resolve(process.env.BENCH_PROFILE) : undefined;
 /** Only these cases (comma-separated names), e.g. `hello,products.get` while profiling. */
 const CASES = process.env.BENCH_CASES ? new Set(process.env.BENCH_CASES.split(',').map((name) => name.trim())) : undefined;
@@ -130,6 +150,8 @@ interface Case {
   /** The path of each request (called per request: products.get walks over many ids). */
   nextPath: () => string;
   headers: Record<string, string>;
+  /** The store API's database, when the cases run on both (its profiles are told apart by it). */
+  database?: string;
 }
 
 interface Figures {
@@ -149,6 +171,8 @@ interface Figures {
   /** Other processes' CPU over the run, in cores (Linux only): above ~0.1 the figures are disturbed. */
   otherCpu: number | undefined;
   profile?: string | undefined;
+  /** The store API's database (`SQLite` or `PostgreSQL`); the bare Express case has none. */
+  database?: string;
 }
 
 function load(benchCase: Case, seconds: number): Promise<autocannon.Result> {
@@ -201,7 +225,7 @@ async function measure(benchCase: Case): Promise<Figures | undefined> {
   process.stdout.write(`  ${benchCase.name.padEnd(22)} warm-up ${WARMUP_SECONDS} s, `);
   await load(benchCase, WARMUP_SECONDS);
   process.stdout.write(`measure ${SECONDS} s … `);
-  const profileFile = PROFILE_DIR ? path.join(PROFILE_DIR, `${benchCase.name}.cpuprofile`) : undefined;
+  const profileFile = PROFILE_DIR ? path.join(PROFILE_DIR, `${benchCase.name}${benchCase.database ? `.${benchCase.database}` : ''}.cpuprofile`) : undefined;
   if (profileFile) tell(benchCase.server.process, { type: 'profile-start' });
   const serverBefore = await serverCpu(benchCase.server);
   const clientBefore = process.cpuUsage();
@@ -397,17 +421,36 @@ function verdicts(byName: Map<string, Figures>): Verdict[] {
   ];
 }
 
+const cpuMsPerRequest = (f: Figures) => (f.requestsPerSecond > 0 ? (1000 * f.serverCpu) / f.requestsPerSecond : Number.NaN);
+
+/** With BENCH_DATABASE_URL: each store API case's server CPU per request on SQLite and on PostgreSQL, and their ratio. */
+function printDatabases(figures: Figures[]): void {
+  const pairs = figures
+    .filter((f) => f.database === 'PostgreSQL')
+    .map((postgres) => ({ postgres, sqlite: figures.find((f) => f.database === 'SQLite' && f.name === postgres.name) }));
+  if (pairs.length === 0) return;
+  console.log(`SQLite and PostgreSQL, server CPU ms per request (goal for products.get and products.list: PostgreSQL at most ${POSTGRES_READ_GOAL} × SQLite):`);
+  for (const { sqlite, postgres } of pairs) {
+    const ratio = sqlite ? cpuMsPerRequest(postgres) / cpuMsPerRequest(sqlite) : Number.NaN;
+    const goal = ['products.get', 'products.list'].includes(postgres.name) ? (ratio <= POSTGRES_READ_GOAL ? '  meets the goal' : '  above the goal') : '';
+    console.log(
+      `  ${postgres.name.padEnd(32)} SQLite ${sqlite ? fixed(cpuMsPerRequest(sqlite), 3) : 'n/a'} (${sqlite ? Math.round(sqlite.requestsPerSecond) : '-'} req/s)  PostgreSQL ${fixed(cpuMsPerRequest(postgres), 3)} (${Math.round(postgres.requestsPerSecond)} req/s)  × ${fixed(ratio)}${goal}`,
+    );
+  }
+  console.log('  (PostgreSQL runs on the same CPUs as the servers and the load generator here: its own CPU is in "others CPU".)');
+}
+
 function printTable(figures: Figures[], checks: Verdict[]): void {
   const hello = figures.find((f) => f.name === 'hello');
   const rows = figures.map((f) => [
-    f.label,
+    f.database === 'PostgreSQL' ? `${f.label} [PostgreSQL]` : f.label,
     String(f.status),
     Math.round(f.requestsPerSecond).toString(),
     hello && f !== hello ? fixed(ratio(f.requestsPerSecond, hello.requestsPerSecond)) : '',
     fixed(f.latencyP50),
     fixed(f.latencyP99),
     `${Math.round(100 * f.serverCpu)} %`,
-    f.requestsPerSecond > 0 ? fixed((1000 * f.serverCpu) / f.requestsPerSecond, 3) : 'n/a',
+    f.requestsPerSecond > 0 ? fixed(cpuMsPerRequest(f), 3) : 'n/a',
     `${Math.round(100 * f.clientCpu)} %`,
     f.otherCpu === undefined ? 'n/a' : `${Math.round(100 * f.otherCpu)} %`,
     f.non2xx + f.errors > 0 ? `${f.non2xx} non-2xx, ${f.errors} errors` : '',
@@ -426,7 +469,8 @@ function printTable(figures: Figures[], checks: Verdict[]): void {
   console.log("÷ hello: the case's req/s over the bare Express route's. CPU: time used over the run, 100 % = one core busy throughout");
   console.log("(ms/req: the server's CPU time per request);");
   console.log('"others": the other processes of the machine (noise).');
-  const disturbed = figures.filter((f) => (f.otherCpu ?? 0) > 0.1).map((f) => f.name);
+  // PostgreSQL's own processes are among the others on this machine: only the SQLite pass can tell noise.
+  const disturbed = figures.filter((f) => f.database !== 'PostgreSQL' && (f.otherCpu ?? 0) > 0.1).map((f) => f.name);
   if (disturbed.length > 0) console.warn(`! other processes used the CPUs during ${disturbed.join(', ')}: run again on a quiet machine`);
   console.log();
   for (const check of checks)
@@ -456,11 +500,19 @@ const SERVER_CASES = [
 const wanted = (name: string) => !CASES || CASES.has(name);
 
 /** The request cases under autocannon: the bare Express app, then the store API over its bench store. */
-async function measureServers(children: ServerChildren): Promise<{ figures: Figures[]; seedMs: number; simulationMs: number | undefined }> {
-  const hello = await startChild('hello.ts');
+async function measureServers(
+  children: ServerChildren,
+  database: StoreDatabase,
+): Promise<{ figures: Figures[]; seedMs: number; simulationMs: number | undefined }> {
+  const hello = children.hello ?? (await startChild('hello.ts'));
   children.hello = hello;
-  console.log(`Store: ${PRODUCTS} products and ${ORDERS} simulated orders on ${POSTGRES_URL ? 'PostgreSQL' : 'SQLite'} …`);
-  const api = await startChild<StoreReadyMessage>('server.ts', { BENCH_PRODUCTS: String(PRODUCTS), BENCH_ORDERS: String(ORDERS) });
+  const orderCount = database.postgresUrl ? POSTGRES_ORDERS : SQLITE_ORDERS;
+  console.log(`Store: ${PRODUCTS} products and ${orderCount} simulated orders on ${database.name} …`);
+  const api = await startChild<StoreReadyMessage>('server.ts', {
+    BENCH_PRODUCTS: String(PRODUCTS),
+    BENCH_ORDERS: String(orderCount),
+    BENCH_DATABASE_URL: database.postgresUrl ?? '',
+  });
   children.api = api;
   const { storeId, productIds, orders } = api.ready;
   const simulated = orders ? `, ${orders.count} orders simulated in ${(orders.simulationMs / 1000).toFixed(0)} s` : '';
@@ -485,9 +537,11 @@ async function measureServers(children: ServerChildren): Promise<{ figures: Figu
   const server = api;
   /** Measures a case with a token fresh from the server (a run may outlast the previous one). */
   const run = async (benchCase: Omit<Case, 'headers'> & { authenticated: boolean }) => {
+    if (benchCase.name === 'hello' && !database.first) return;
     if (benchCase.authenticated) await refresh(server);
-    const measured = await measure({ ...benchCase, headers: benchCase.authenticated ? auth() : {} });
-    if (measured) figures.push(measured);
+    const tagged = benchCase.name === 'hello' ? {} : { database: database.name };
+    const measured = await measure({ ...benchCase, ...tagged, headers: benchCase.authenticated ? auth() : {} });
+    if (measured) figures.push({ ...measured, ...tagged });
   };
 
   await run({ name: 'hello', label: 'bare Express GET /hello', server: hello, nextPath: () => '/hello', authenticated: false });
@@ -583,10 +637,17 @@ async function main(): Promise<void> {
   let simulationReads: SimulationReadFigures | undefined;
   const start: StartFigures[] = [];
   try {
-    const servers = SERVER_CASES.some(wanted) ? await measureServers(children) : undefined;
-    const figures = servers?.figures ?? [];
-    const checks = verdicts(new Map(figures.map((f) => [f.name, f])));
+    const passes = [];
+    for (const database of SERVER_CASES.some(wanted) ? STORE_DATABASES : []) {
+      passes.push(await measureServers(children, database));
+      await stopChild(children.api);
+      children.api = undefined;
+    }
+    const [servers] = passes;
+    const figures = passes.flatMap((pass) => pass.figures);
+    const checks = verdicts(new Map(figures.filter((f) => f.database !== 'PostgreSQL').map((f) => [f.name, f])));
     if (servers) printTable(figures, checks);
+    printDatabases(figures);
     if (wanted(SIMULATION_CASE)) {
       console.log('\nReads during the first-start simulation (SQLite, the demo store, one server process):');
       simulationReads = await readsDuringSimulation();
@@ -624,7 +685,8 @@ async function main(): Promise<void> {
         warmupSeconds: WARMUP_SECONDS,
         connections: CONNECTIONS,
         products: PRODUCTS,
-        orders: ORDERS,
+        orders: SQLITE_ORDERS,
+        ...(POSTGRES_URL ? { postgresOrders: POSTGRES_ORDERS } : {}),
         seedMs: servers ? Math.round(servers.seedMs) : undefined,
         simulationMs: servers?.simulationMs === undefined ? undefined : Math.round(servers.simulationMs),
       };

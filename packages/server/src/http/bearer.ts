@@ -3,10 +3,11 @@ import { ApiError } from '../core/errors';
 import { ownValue } from '../core/records';
 import { checkSecret } from '../credentials/secrets';
 import { fromJsonList } from '../db/json-lists';
-import { selectRows } from '../db/reads';
+import { preparedRows, selectRows } from '../db/reads';
 import { satisfiesAny } from '../platform/scopes';
 import { storeMigrating } from '../platform/stores';
 import type { Services } from '../services/container';
+import { type FoldedSpend, foldedSpendSql, type Quota, type RateDecision } from '../services/rate-limit';
 
 /** Who a valid access token acts for. */
 export interface Principal {
@@ -59,35 +60,82 @@ function bearerOf(header: string | undefined): string {
   return match[1] as string;
 }
 
-/** One query (every request makes it, so it is plain SQL): the token with its grant, installation, app and store. */
-const TOKEN_CONTEXT_SQL = `
-  select t.id as token_id, t.store_id as token_store_id, t.expires_at, t.revoked_at as token_revoked_at, t.first_used_at,
-         g.revoked_at as grant_revoked_at, g.generation as grant_generation, g.scopes as grant_scopes,
-         i.id as installation_id, i.status as installation_status, i.generation as installation_generation,
-         i.granted_scopes as installation_scopes, i.installed_at, i.grant_revision, i.version_id,
-         a.id as app_id, a.name as app_name, a.auth_epoch, a.api_version as app_api_version, s.routing_state, s.route_epoch
+const TOKEN_CONTEXT_COLUMNS = `
+  t.id as token_id, t.store_id as token_store_id, t.expires_at, t.revoked_at as token_revoked_at, t.first_used_at,
+  g.revoked_at as grant_revoked_at, g.generation as grant_generation, g.scopes as grant_scopes,
+  i.id as installation_id, i.status as installation_status, i.generation as installation_generation,
+  i.granted_scopes as installation_scopes, i.installed_at, i.grant_revision, i.version_id,
+  a.id as app_id, a.name as app_name, a.auth_epoch, a.api_version as app_api_version, s.routing_state, s.route_epoch`;
+
+const TOKENS_WITH_CONTEXT = `
   from tokens t
   join grants g on g.id = t.grant_id
   join installations i on i.id = t.installation_id
   join apps a on a.id = i.app_id
-  join stores s on s.id = t.store_id
-  where t.token_hash = ? and t.kind = 'access'`;
+  join stores s on s.id = t.store_id`;
 
-async function loadTokenContext(services: Services, tokenHash: string): Promise<TokenContextRow | undefined> {
-  const [row] = await selectRows<TokenContextRow>(services.db, TOKEN_CONTEXT_SQL, [tokenHash]);
-  return row;
+/** One query (every request makes it, so it is plain SQL): the token with its grant, installation, app and store. */
+const TOKEN_CONTEXT_SQL = `select ${TOKEN_CONTEXT_COLUMNS} ${TOKENS_WITH_CONTEXT} where t.token_hash = ? and t.kind = 'access'`;
+
+/**
+ * The checks of {@link authenticateBearer} that let a request through, in SQL over the token's
+ * context: a request refused with 401, 404 or 503 spends no quota.
+ */
+const LIVE_FOR_THE_STORE = `context.token_revoked_at is null and context.grant_revoked_at is null and context.expires_at > :now
+  and context.installation_status = 'installed' and context.grant_generation = context.installation_generation
+  and context.token_store_id = :store_id and context.routing_state <> 'migrating'`;
+
+/**
+ * On PostgreSQL, the token's context and the installation's quota in one round trip: the quota is
+ * spent in the same statement when the token lets the request through (docs/decisions.md, "The
+ * PostgreSQL read path").
+ */
+const TOKEN_CONTEXT_SPENDING_SQL = `
+  with context as (select ${TOKEN_CONTEXT_COLUMNS} ${TOKENS_WITH_CONTEXT} where t.token_hash = :token_hash and t.kind = 'access'),
+       spent as (${foldedSpendSql('context', 'context.installation_id', LIVE_FOR_THE_STORE)})
+  select context.*, spent.points as quota_points, spent.expire as quota_expire from context left join spent on true`;
+
+interface SpendingRow extends TokenContextRow {
+  quota_points: number | null;
+  quota_expire: number | null;
+}
+
+/** The token's context, and the quota's decision when the same statement spent it. */
+async function loadTokenContext(
+  services: Services,
+  tokenHash: string,
+  storeId: string,
+  now: number,
+  fold: FoldedSpend | undefined,
+): Promise<{ row: TokenContextRow | undefined; spent?: RateDecision }> {
+  if (!fold) {
+    const [row] = await selectRows<TokenContextRow>(services.db, TOKEN_CONTEXT_SQL, [tokenHash]);
+    return { row };
+  }
+  const bindings = { token_hash: tokenHash, store_id: storeId, now, ...fold.bindings() };
+  const [row] = await preparedRows<SpendingRow>(services.db, TOKEN_CONTEXT_SPENDING_SQL, bindings);
+  if (row?.quota_points == null || row.quota_expire == null) return { row };
+  return { row, spent: fold.decisionOf(row.quota_points, row.quota_expire) };
+}
+
+/** A token that lets the request through, and the decision of the installation's quota (spent, whatever it says). */
+export interface Authenticated {
+  principal: Principal;
+  quota: RateDecision;
 }
 
 /**
  * Resolves `Authorization: Bearer` for a store API request: 401 for anything but a live token of the
  * installation's current generation, 404 STORE_NOT_FOUND for another store's path, 503 while the
- * store moves. Scopes are checked separately ({@link requireScopes}) so rate limiting comes first.
+ * store moves. A token that lets the request through spends one request of the installation's
+ * quota, whose decision the caller answers; scopes are checked after it ({@link requireScopes}), so
+ * rate limiting comes first.
  */
-export async function authenticateBearer(services: Services, header: string | undefined, storeId: string): Promise<Principal> {
+export async function authenticateBearer(services: Services, header: string | undefined, storeId: string, quota: Quota): Promise<Authenticated> {
   const presented = checkSecret('accessToken', bearerOf(header));
   if (!presented.ok) throw unauthenticated('The access token is not a store API access token (svc_at_…).');
-  const row = await loadTokenContext(services, presented.hash);
   const now = services.clock.now();
+  const { row, spent } = await loadTokenContext(services, presented.hash, storeId, now, services.limiter.folded(quota));
   if (!row) throw unauthenticated('The access token is unknown.');
   if (row.token_revoked_at !== null || row.grant_revoked_at !== null) throw unauthenticated('The access token was revoked.');
   if (now >= row.expires_at) throw unauthenticated('The access token expired (access tokens live 900 seconds); refresh it.');
@@ -97,7 +145,8 @@ export async function authenticateBearer(services: Services, header: string | un
   if (row.token_store_id !== storeId) throw new ApiError('STORE_NOT_FOUND', 'The access token is not bound to this store.');
   if (row.routing_state === 'migrating') throw storeMigrating();
   if (row.first_used_at === null) await services.db('tokens').where({ id: row.token_id, first_used_at: null }).update({ first_used_at: now });
-  return principalOfRow(row);
+  // Spent here without a fold (SQLite), and should the statement's checks ever pass less than these.
+  return { principal: principalOfRow(row), quota: spent ?? (await services.limiter.take(quota, row.installation_id)) };
 }
 
 /**

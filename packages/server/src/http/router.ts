@@ -7,7 +7,7 @@ import type { App } from '../platform/apps';
 import { serviceKey } from '../platform/service-keys';
 import type { Services } from '../services/container';
 import type { IdempotencyOutcome } from '../services/metrics';
-import { type Quota, rateLimited } from '../services/rate-limit';
+import { type Quota, type RateDecision, rateLimited } from '../services/rate-limit';
 import { servedVersionOf, settleVersion } from './api-version';
 import { authenticateBearer, type Principal, requireScopes } from './bearer';
 import { refuseUnexpectedContent } from './bodyless';
@@ -57,14 +57,18 @@ interface Caller {
   execution?: Execution;
 }
 
-/** Takes one request from the quota; the RateLimit fields go on the answer whatever the outcome, 429 when spent. */
-async function spendQuota(services: Services, res: Response, quota: Quota, key: string): Promise<void> {
-  const decision = await services.limiter.take(quota, key);
+/** A request taken from the quota: the RateLimit fields go on the answer whatever the outcome, 429 when spent. */
+function answerQuota(services: Services, res: Response, quota: Quota, decision: RateDecision): void {
   res.set(rateLimitHeaders(quota, decision));
   if (!decision.allowed) {
     services.metrics.rateLimited(quota.policy);
     throw rateLimited(quota, decision);
   }
+}
+
+/** Takes one request from the quota and answers its decision. */
+async function spendQuota(services: Services, res: Response, quota: Quota, key: string): Promise<void> {
+  answerQuota(services, res, quota, await services.limiter.take(quota, key));
 }
 
 /**
@@ -75,10 +79,10 @@ async function spendQuota(services: Services, res: Response, quota: Quota, key: 
  */
 async function identify(services: Services, entry: OperationEntry, req: Request, res: Response): Promise<Caller> {
   if (entry.auth === 'bearer') {
-    const principal = await authenticateBearer(services, req.headers.authorization, String(req.params.storeId));
+    const { principal, quota } = await authenticateBearer(services, req.headers.authorization, String(req.params.storeId), services.quotas.installation);
     noteCaller(res, principal);
     settleVersion(services, res, { pinned: principal.appApiVersion, installationId: principal.installationId });
-    await spendQuota(services, res, services.quotas.installation, principal.installationId);
+    answerQuota(services, res, services.quotas.installation, quota);
     requireScopes(principal, entry, req.body);
     return { principal, execution: executionOf(principal, requestIdOf(res)) };
   }

@@ -13,8 +13,18 @@ interface Deps {
 /** The registry of spec/versions.yaml, as generated into the contract: what a process serves unless given another. */
 export const publishedApiVersions: ApiVersionRegistry = apiVersionRegistry(apiVersions);
 
-/** The UTC day of an instant, as usage is counted. */
-const dayOf = (now: number): string => new Date(now).toISOString().slice(0, 10);
+const DAY_MS = 86_400_000;
+/** The last day asked for: every request asks, and days change rarely. */
+let lastDay = { start: Number.NaN, text: '' };
+
+/** The UTC day of an instant (`YYYY-MM-DD`), as usage is counted. */
+function dayOf(now: number): string {
+  if (!(now >= lastDay.start && now < lastDay.start + DAY_MS)) {
+    const start = now - (((now % DAY_MS) + DAY_MS) % DAY_MS);
+    lastDay = { start, text: new Date(start).toISOString().slice(0, 10) };
+  }
+  return lastDay.text;
+}
 
 /** Pairs remembered per database; past this the oldest is forgotten, which costs at most one more write that day. */
 const REMEMBERED_PAIRS = 10_000;

@@ -21,6 +21,49 @@ export interface RateDecision {
 
 export interface RateLimiter {
   take(quota: Quota, key: string): Promise<RateDecision>;
+  /**
+   * On PostgreSQL, how to spend one request of the quota inside a statement the caller makes anyway
+   * (see {@link FoldedSpend}); undefined on SQLite, where the counts are in memory and cost no statement.
+   */
+  folded(quota: Quota): FoldedSpend | undefined;
+}
+
+/**
+ * One request of a quota spent inside the caller's own PostgreSQL statement, so that a request that
+ * reads anyway (the bearer token's context) spends its quota in the same round trip
+ * (docs/decisions.md, "The PostgreSQL read path"). It is the library's own upsert (RateLimiterPostgres
+ * `_upsert`: the same table, the same `<policy>:<key>` keys, the same window arithmetic and clock),
+ * so folded spends and {@link RateLimiter.take} count together.
+ */
+export interface FoldedSpend {
+  /** The named bindings of {@link FOLDED_SPEND_SQL}'s statement for one request, now. */
+  bindings(): { quota_prefix: string; quota_now: number; quota_expire: number };
+  /** The decision from the counter the statement returned, as `take` would have made it. */
+  decisionOf(points: number, expire: number): RateDecision;
+}
+
+/**
+ * The folded spend as a data-modifying statement for a `with` clause: for each row of `source` for
+ * which `condition` holds, one request of the key `:quota_prefix || keyExpression`; it returns the
+ * counter (`points`, `expire`). Knex named bindings: `:quota_prefix`, `:quota_now`, `:quota_expire`.
+ */
+export function foldedSpendSql(source: string, keyExpression: string, condition: string): string {
+  const counter = API_QUOTAS_TABLE;
+  return `insert into ${counter} (key, points, expire)
+    select :quota_prefix || ${keyExpression}, 1, :quota_expire from ${source} where ${condition}
+    on conflict (key) do update set
+      points = case when ${counter}.expire <= :quota_now then 1 else ${counter}.points + 1 end,
+      expire = case when ${counter}.expire <= :quota_now then excluded.expire else ${counter}.expire end
+    returning points, expire`;
+}
+
+/** The library's `consume` outcome from a counter row: its points spent in the window and the epoch ms it ends. */
+function decisionOfCounter(quota: Quota, points: number, expire: number): RateDecision {
+  return {
+    allowed: points <= quota.limit,
+    remaining: Math.max(quota.limit - points, 0),
+    resetSeconds: Math.max(1, Math.ceil(Math.max(expire - Date.now(), 0) / 1000)),
+  };
 }
 
 /** The table of `013_api_quota_counters`, rate-limiter-flexible's PostgreSQL store (its keys carry the policy). */
@@ -64,6 +107,17 @@ const decisionOf = (state: RateLimiterRes, allowed: boolean): RateDecision => ({
   resetSeconds: Math.max(1, Math.ceil(state.msBeforeNext / 1000)),
 });
 
+/** The folded spend of a quota: the library's clock (`Date.now()`) and its key prefix. */
+function foldedSpendOf(quota: Quota): FoldedSpend {
+  return {
+    bindings() {
+      const now = Date.now();
+      return { quota_prefix: `${quota.policy}:`, quota_now: now, quota_expire: now + quota.windowMs };
+    },
+    decisionOf: (points, expire) => decisionOfCounter(quota, points, expire),
+  };
+}
+
 /**
  * Quotas per key over rate-limiter-flexible (docs/decisions.md, "API quotas on rate-limiter-flexible"):
  * a key's window opens with its first request and lasts `windowMs`; the limit's requests pass, the
@@ -71,8 +125,10 @@ const decisionOf = (state: RateLimiterRes, allowed: boolean): RateDecision => ({
  */
 export function rateLimiter(db: Knex): RateLimiter {
   const counters = new Map<string, RateLimiterAbstract>();
+  const folds = new Map<string, FoldedSpend>();
+  const nameOf = (quota: Quota) => `${quota.policy}:${quota.limit}:${quota.windowMs}`;
   const counterOf = (quota: Quota): RateLimiterAbstract => {
-    const name = `${quota.policy}:${quota.limit}:${quota.windowMs}`;
+    const name = nameOf(quota);
     let counter = counters.get(name);
     if (!counter) {
       if (!Number.isInteger(quota.windowMs / 1000) || quota.windowMs <= 0)
@@ -91,6 +147,17 @@ export function rateLimiter(db: Knex): RateLimiter {
         if (refusal instanceof RateLimiterRes) return decisionOf(refusal, false);
         throw refusal;
       }
+    },
+    folded(quota) {
+      if (!isPostgres(db)) return undefined;
+      const name = nameOf(quota);
+      let fold = folds.get(name);
+      if (!fold) {
+        counterOf(quota); // the same checks of the window as `take`
+        fold = foldedSpendOf(quota);
+        folds.set(name, fold);
+      }
+      return fold;
     },
   };
 }

@@ -180,4 +180,22 @@ describe.each(testDatabases())('the per-installation rate limit on $name', (test
     systemTime.advance(5000);
     expect((await me(h.app, store.store.id, tokens.access_token)).status).toBe(200);
   });
+
+  it("a request refused before its quota (a revoked token, another store's path, a migrating store) spends none of the installation's quota", async () => {
+    const moving = await createTestStore(h, 'Quota Movers');
+    const { client, tokens } = await installedWith(h, moving, ['products:read']);
+    const refreshed = await refreshTokens(h.app, client, tokens.refresh_token); // the first access token is revoked
+    expect(refreshed.status).toBe(200);
+    const live = (refreshed.body as TokenResponse).access_token;
+    await startStoreMigration(h.services, moving.store.id);
+    for (let i = 0; i < 3; i++) {
+      expectError(await me(h.app, moving.store.id, tokens.access_token), 401, 'UNAUTHENTICATED');
+      expectError(await me(h.app, store.store.id, live), 404, 'STORE_NOT_FOUND');
+      expectError(await me(h.app, moving.store.id, live), 503, 'STORE_MIGRATING');
+    }
+    await endStoreMigration(h.services, moving.store.id);
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await me(h.app, moving.store.id, live)).status);
+    expect(statuses).toEqual([200, 200, 429]);
+  });
 });

@@ -5,7 +5,7 @@
  */
 import net from 'node:net';
 import { createDatabase } from '../../src/db/connection';
-import { builtServer, builtServersPerTest, freshPostgresDatabase, statusOf, tempDataDir, until } from '../support/built-server';
+import { builtServer, builtServersPerTest, expectRefusedStart, freshPostgresDatabase, statusOf, tempDataDir, until } from '../support/built-server';
 import { recordSkip } from '../support/skips';
 
 jest.setTimeout(120_000);
@@ -45,9 +45,7 @@ describe(`settings that fail closed (${builtServer})`, () => {
     await new Promise<void>((resolve) => holder.listen(0, resolve));
     const { port } = holder.address() as net.AddressInfo;
     try {
-      const run = start({ DATA_DIR: tempDataDir(), PORT: String(port) });
-      expect(await run.exited).toBe(1);
-      expect(run.stderr).toBe(`port ${port} is already in use\n`);
+      await expectRefusedStart(start({ DATA_DIR: tempDataDir(), PORT: String(port) }), `port ${port} is already in use`);
     } finally {
       holder.close();
     }

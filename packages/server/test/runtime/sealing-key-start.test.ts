@@ -6,7 +6,16 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { derivedKey, keyIdOf } from '../../src/credentials/sealing';
-import { builtCli, builtServersPerTest, freshPostgresDatabase, repositoryRoot, statusOf, tempDataDir, until } from '../support/built-server';
+import {
+  builtCli,
+  builtServersPerTest,
+  expectRefusedStart,
+  freshPostgresDatabase,
+  repositoryRoot,
+  statusOf,
+  tempDataDir,
+  until,
+} from '../support/built-server';
 import { recordSkip } from '../support/skips';
 
 jest.setTimeout(120_000);
@@ -29,11 +38,7 @@ async function serveOnce(settings: Record<string, string>): Promise<void> {
 const refusal = (expected: Buffer, key: Buffer) =>
   `SECRET_KEY does not open this database's sealed values (key id ${keyIdOf(expected)} expected, this key is ${keyIdOf(key)}): give every instance the same SECRET_KEY or SECRET_KEYS`;
 
-async function expectRefused(settings: Record<string, string>, line: string): Promise<void> {
-  const run = start(settings);
-  expect(await run.exited).toBe(1);
-  expect(run.stderr).toBe(`${line}\n`);
-}
+const expectRefused = (settings: Record<string, string>, line: string) => expectRefusedStart(start(settings), line);
 
 describe('sealing keys at start on SQLite', () => {
   it('refuses a start whose key does not open the database, with one line; the first key, or a ring holding it, starts', async () => {
@@ -67,8 +72,7 @@ describe('sealing keys at start on SQLite', () => {
     ['a key twice in SECRET_KEYS', { SECRET_KEYS: `${hex(FIRST)},${hex(FIRST)}` }, 'SECRET_KEYS entry 2 repeats an earlier key'],
   ])('%s stops the start with one line, echoing no key', async (_case, settings, line) => {
     const run = start({ DATA_DIR: tempDataDir(), ...settings });
-    expect(await run.exited).toBe(1);
-    expect(run.stderr).toBe(`${line}\n`);
+    await expectRefusedStart(run, line);
     expect(run.stderr).not.toContain(hex(FIRST));
     expect(run.stdout).toBe('');
   });

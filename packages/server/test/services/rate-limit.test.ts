@@ -1,7 +1,7 @@
 import type { ApiError } from '../../src/core/errors';
 import { migrateToLatest } from '../../src/db/migrate';
 import { errorHeaders, rateLimitHeaders } from '../../src/http/protocol-headers';
-import { API_QUOTAS_TABLE, type Quota, type RateLimiter, rateLimited, rateLimiter } from '../../src/services/rate-limit';
+import { API_QUOTAS_TABLE, foldedSpendSql, type Quota, type RateLimiter, rateLimited, rateLimiter } from '../../src/services/rate-limit';
 import { testDatabases } from '../support/databases';
 import { shiftableSystemTime } from '../support/system-time';
 
@@ -61,8 +61,10 @@ describe.each(testDatabases('sqlite'))('API quotas on $name (one server process)
       await migrateToLatest(db);
       const statements: string[] = [];
       db.on('query', ({ sql }: { sql: string }) => statements.push(sql));
-      await rateLimiter(db).take(quota, 'memory');
+      const limiter = rateLimiter(db);
+      await limiter.take(quota, 'memory');
       expect(statements).toEqual([]);
+      expect(limiter.folded(quota)).toBeUndefined(); // nothing to fold a spend into
       expect(await db(API_QUOTAS_TABLE).count({ n: '*' })).toEqual([{ n: 0 }]);
     } finally {
       await testDatabase.close();
@@ -71,6 +73,36 @@ describe.each(testDatabases('sqlite'))('API quotas on $name (one server process)
 });
 
 describe.each(testDatabases('postgres'))('API quotas on $name (several instances)', (testDatabase) => {
+  const systemTime = shiftableSystemTime();
+
+  it("count a spend folded into the caller's own statement together with the library's, in the same row", async () => {
+    const db = await testDatabase.open();
+    try {
+      await migrateToLatest(db);
+      const limiter = rateLimiter(db);
+      const fold = limiter.folded(quota);
+      if (!fold) throw new Error('PostgreSQL folds quota spends');
+      /** One spend for `key` when `live` is 'yes', as the bearer token's statement makes it. */
+      const foldedSpend = async (key: string, live: 'yes' | 'no') => {
+        const sql = `with source as (select :key as key, :live as live), spent as (${foldedSpendSql('source', 'source.key', "source.live = 'yes'")})
+          select points, expire from spent`;
+        const { rows } = (await db.raw(sql, { key, live, ...fold.bindings() })) as { rows: { points: number; expire: number }[] };
+        const [row] = rows;
+        return row && fold.decisionOf(row.points, row.expire);
+      };
+      expect((await limiter.take(quota, 'folded')).remaining).toBe(2);
+      expect(await foldedSpend('folded', 'no')).toBeUndefined(); // the condition does not hold: nothing spent
+      expect(await foldedSpend('folded', 'yes')).toEqual({ allowed: true, remaining: 1, resetSeconds: 5 });
+      expect((await limiter.take(quota, 'folded')).remaining).toBe(0);
+      expect(await foldedSpend('folded', 'yes')).toEqual({ allowed: false, remaining: 0, resetSeconds: 5 });
+      expect(await db(API_QUOTAS_TABLE).where({ key: 'installation:folded' }).first()).toMatchObject({ points: 4 });
+      systemTime.advance(5000); // the window ends: the next spend opens a new one
+      expect(await foldedSpend('folded', 'yes')).toEqual({ allowed: true, remaining: 2, resetSeconds: 5 });
+    } finally {
+      await testDatabase.close();
+    }
+  });
+
   it('are shared by the instances of one database: the limit holds across them, and a refused key is refused from memory', async () => {
     const db = await testDatabase.open();
     try {

@@ -52,10 +52,12 @@ describe('the webhook transport', () => {
     expect(refusedAddress('not-an-address', development)).toBe('is not an IP address');
   });
 
-  it('sends again on a new connection when a kept-alive one is closed by the receiver as it is reused, so no retry of the schedule is spent', async () => {
-    // A receiver that answers the first request of its first connection with keep-alive, then
-    // closes that connection when the next request arrives on it, as an idle timeout racing the
-    // request would; every later connection is answered normally.
+  /**
+   * A receiver that answers with keep-alive and closes each of its first `closing` connections when
+   * a second request arrives on it, as an idle timeout racing the request would; every later
+   * connection is answered normally. It counts the requests of each connection.
+   */
+  async function closingReceiver(closing: number): Promise<{ url: string; requestsPerConnection: number[]; close(): Promise<void> }> {
     const requestsPerConnection: number[] = [];
     const sockets: Socket[] = [];
     const server = createServer((socket: Socket) => {
@@ -64,21 +66,31 @@ describe('the webhook transport', () => {
       socket.on('data', (chunk) => {
         if (!chunk.toString('latin1').startsWith('POST')) return;
         requestsPerConnection[index] = (requestsPerConnection[index] ?? 0) + 1;
-        if (index === 0 && requestsPerConnection[index] === 2) return void socket.destroy();
+        if (index < closing && requestsPerConnection[index] === 2) return void socket.destroy();
         socket.write('HTTP/1.1 204 No Content\r\nConnection: keep-alive\r\nKeep-Alive: timeout=60\r\n\r\n');
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as { port: number };
+    return {
+      url: `http://127.0.0.1:${port}/hooks`,
+      requestsPerConnection,
+      async close() {
+        for (const socket of sockets) socket.destroy();
+        await new Promise((resolve) => server.close(resolve));
+      },
+    };
+  }
+
+  it('sends again on a new connection when a kept-alive one is closed by the receiver as it is reused, so no retry of the schedule is spent', async () => {
+    const receiver = await closingReceiver(1);
     try {
       const transport = httpTransport({ policy: development, clock });
-      const url = `http://127.0.0.1:${port}/hooks`;
-      expect(await send(transport, url)).toEqual({ status: 204, latencyMs: 0 });
-      expect(await send(transport, url)).toEqual({ status: 204, latencyMs: 0 });
-      expect(requestsPerConnection).toEqual([2, 1]);
+      expect(await send(transport, receiver.url)).toEqual({ status: 204, latencyMs: 0 });
+      expect(await send(transport, receiver.url)).toEqual({ status: 204, latencyMs: 0 });
+      expect(receiver.requestsPerConnection).toEqual([2, 1]);
     } finally {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
+      await receiver.close();
     }
   });
 
@@ -86,31 +98,16 @@ describe('the webhook transport', () => {
     // After a burst the agent keeps several idle connections, and a receiver's idle timeout closes
     // them all: here every connection that was open before is closed when it is reused.
     const warm = 3;
-    const requestsPerConnection: number[] = [];
-    const sockets: Socket[] = [];
-    const server = createServer((socket: Socket) => {
-      sockets.push(socket);
-      const index = requestsPerConnection.push(0) - 1;
-      socket.on('data', (chunk) => {
-        if (!chunk.toString('latin1').startsWith('POST')) return;
-        requestsPerConnection[index] = (requestsPerConnection[index] ?? 0) + 1;
-        if (index < warm && requestsPerConnection[index] === 2) return void socket.destroy();
-        socket.write('HTTP/1.1 204 No Content\r\nConnection: keep-alive\r\nKeep-Alive: timeout=60\r\n\r\n');
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as { port: number };
+    const receiver = await closingReceiver(warm);
     try {
       const transport = httpTransport({ policy: development, clock });
-      const url = `http://127.0.0.1:${port}/hooks`;
-      const burst = await Promise.all(Array.from({ length: warm }, () => send(transport, url)));
+      const burst = await Promise.all(Array.from({ length: warm }, () => send(transport, receiver.url)));
       expect(burst).toEqual(Array.from({ length: warm }, () => ({ status: 204, latencyMs: 0 })));
-      expect(await send(transport, url)).toEqual({ status: 204, latencyMs: 0 });
-      expect(requestsPerConnection.slice(warm)).toEqual([1]);
-      expect(requestsPerConnection.slice(0, warm).filter((requests) => requests === 2)).toHaveLength(1);
+      expect(await send(transport, receiver.url)).toEqual({ status: 204, latencyMs: 0 });
+      expect(receiver.requestsPerConnection.slice(warm)).toEqual([1]);
+      expect(receiver.requestsPerConnection.slice(0, warm).filter((requests) => requests === 2)).toHaveLength(1);
     } finally {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
+      await receiver.close();
     }
   });
 

@@ -91,6 +91,12 @@ export function builtServersPerTest(defaults: () => Record<string, string> = () 
   };
 }
 
+/** The start was refused: exit 1 with exactly this one line on stderr (what it did before, such as migrating, may be on stdout). */
+export async function expectRefusedStart(run: ServerRun, line: string): Promise<void> {
+  expect(await run.exited).toBe(1);
+  expect(run.stderr).toBe(`${line}\n`);
+}
+
 /** Polls `url` until `accept` says yes (bounded: a test that never gets there fails on its own timeout). */
 export async function until(probe: () => Promise<boolean>, intervalMs = 50): Promise<void> {
   for (;;) {

@@ -1,0 +1,64 @@
+import { versionUseWritten } from '../../src/services/api-versions';
+import { getProductCall, listProductsCall, openShop, seedProducts } from '../support/catalog-products';
+import { testDatabases } from '../support/databases';
+import { suiteHarness } from '../support/harness';
+
+/**
+ * What a product read costs the database (docs/decisions.md, "The PostgreSQL read path"): on
+ * PostgreSQL one statement reads the token's context and spends the installation's quota, and one
+ * reads the product or the page; on SQLite the reads go through the read-only connection and the
+ * quota is counted in memory, so no statement goes through the pool.
+ */
+describe.each(testDatabases())('the round trips of a product read on $name', (testDatabase) => {
+  const h = suiteHarness(testDatabase);
+
+  it('products.get and products.list: two statements each on PostgreSQL (the token with its quota, the read), none through the pool on SQLite', async () => {
+    const shop = await openShop(h, 'reader');
+    const [id] = await seedProducts(h, shop.storeId, [{ name: 'Oud', status: 'active' }]);
+    if (id === undefined) throw new Error('a product was seeded');
+    const token = shop.tokens.reader;
+    // The token's first use notes it, and the day's version use is written once: not the steady state.
+    expect((await getProductCall(h.app, shop.storeId, token, id)).status).toBe(200);
+    await versionUseWritten(h.db);
+
+    const statements: string[] = [];
+    const note = ({ sql }: { sql: string }) => statements.push(sql.replace(/\s+/g, ' ').trim());
+    h.db.on('query', note);
+    try {
+      expect((await getProductCall(h.app, shop.storeId, token, id)).status).toBe(200);
+      expect((await listProductsCall(h.app, shop.storeId, token)).status).toBe(200);
+    } finally {
+      h.db.off('query', note);
+    }
+    if (testDatabase.name === 'sqlite') {
+      expect(statements).toEqual([]);
+      return;
+    }
+    const shapes = statements.map((sql) =>
+      sql.includes('insert into api_quota_counters') && sql.includes('from tokens t') ? 'token with quota' : sql.includes('from products p') ? 'read' : sql,
+    );
+    expect(shapes).toEqual(['token with quota', 'read', 'token with quota', 'read']);
+  });
+});
+
+describe.each(testDatabases('postgres'))('prepared reads on $name', (testDatabase) => {
+  const h = suiteHarness(testDatabase);
+
+  it('a migration that changes the columns of a prepared read while the process serves: the read is prepared again, no request fails', async () => {
+    const shop = await openShop(h, 'reader');
+    const [id] = await seedProducts(h, shop.storeId, [{ name: 'Amber', status: 'active' }]);
+    if (id === undefined) throw new Error('a product was seeded');
+    // Every pooled connection prepares the product read (`select p.*`) before the table changes.
+    const before = await Promise.all(Array.from({ length: 8 }, () => getProductCall(h.app, shop.storeId, shop.tokens.reader, id)));
+    expect(before.map((response) => response.status)).toEqual(Array(8).fill(200));
+    await h.db.schema.alterTable('products', (table) => table.text('added_while_serving'));
+    try {
+      const after = await Promise.all(Array.from({ length: 8 }, () => getProductCall(h.app, shop.storeId, shop.tokens.reader, id)));
+      expect(after.map((response) => response.status)).toEqual(Array(8).fill(200));
+      expect(after[0]?.body.data.name).toBe('Amber');
+    } finally {
+      await h.db.schema.alterTable('products', (table) => table.dropColumn('added_while_serving'));
+    }
+    expect((await getProductCall(h.app, shop.storeId, shop.tokens.reader, id)).status).toBe(200);
+  });
+});
