@@ -14,10 +14,24 @@ interface ServedVersion {
 
 const servedOf = (res: Response): ServedVersion | undefined => res.locals.apiVersion as ServedVersion | undefined;
 
+/** Each version's headers, made once (every answer carries them). */
+const headersOfVersion = new WeakMap<ApiVersionEntry, [string, string][]>();
+
+function headersOf(entry: ApiVersionEntry): [string, string][] {
+  let headers = headersOfVersion.get(entry);
+  if (!headers) {
+    headers = Object.entries(versionHeaders(entry));
+    headersOfVersion.set(entry, headers);
+  }
+  return headers;
+}
+
 function serve(res: Response, served: ServedVersion): void {
+  const previous = servedOf(res);
   res.locals.apiVersion = served;
-  for (const name of VERSION_HEADER_NAMES) res.removeHeader(name);
-  res.set(versionHeaders(served.entry));
+  if (previous?.entry === served.entry) return;
+  if (previous) for (const name of VERSION_HEADER_NAMES) res.removeHeader(name);
+  for (const [name, value] of headersOf(served.entry)) res.setHeader(name, value);
 }
 
 /** The paths whose answers carry a date version: the interface (store API, OAuth) and the probes. */

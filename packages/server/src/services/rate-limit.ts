@@ -124,11 +124,15 @@ function foldedSpendOf(quota: Quota): FoldedSpend {
  * next are refused until the window ends. The counters are made once per quota and kept.
  */
 export function rateLimiter(db: Knex): RateLimiter {
+  // Per quota object (the services' quotas are made once), then per its values: no key is built per request.
   const counters = new Map<string, RateLimiterAbstract>();
-  const folds = new Map<string, FoldedSpend>();
-  const nameOf = (quota: Quota) => `${quota.policy}:${quota.limit}:${quota.windowMs}`;
+  const countersOfQuotas = new WeakMap<Quota, RateLimiterAbstract>();
+  const folds = new WeakMap<Quota, FoldedSpend>();
+  const folding = isPostgres(db);
   const counterOf = (quota: Quota): RateLimiterAbstract => {
-    const name = nameOf(quota);
+    const known = countersOfQuotas.get(quota);
+    if (known) return known;
+    const name = `${quota.policy}:${quota.limit}:${quota.windowMs}`;
     let counter = counters.get(name);
     if (!counter) {
       if (!Number.isInteger(quota.windowMs / 1000) || quota.windowMs <= 0)
@@ -136,6 +140,7 @@ export function rateLimiter(db: Knex): RateLimiter {
       counter = counterFor(db, quota);
       counters.set(name, counter);
     }
+    countersOfQuotas.set(quota, counter);
     return counter;
   };
   return {
@@ -149,13 +154,12 @@ export function rateLimiter(db: Knex): RateLimiter {
       }
     },
     folded(quota) {
-      if (!isPostgres(db)) return undefined;
-      const name = nameOf(quota);
-      let fold = folds.get(name);
+      if (!folding) return undefined;
+      let fold = folds.get(quota);
       if (!fold) {
         counterOf(quota); // the same checks of the window as `take`
         fold = foldedSpendOf(quota);
-        folds.set(name, fold);
+        folds.set(quota, fold);
       }
       return fold;
     },
