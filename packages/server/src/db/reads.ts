@@ -251,8 +251,9 @@ function reportedTo(db: Knex, sql: string, values: readonly SqlValue[]): { answe
  * again under a new name.
  */
 export async function preparedRows<Row>(db: Knex, sql: string, params: readonly SqlValue[] | Readonly<Record<string, SqlValue>>): Promise<Row[]> {
-  const prepared = preparedTextOf(sql, !isPositional(params));
-  const values = isPositional(params) ? params : prepared.bindings.map((name) => params[name] ?? null);
+  const positional = isPositional(params);
+  const prepared = preparedTextOf(sql, !positional);
+  const values = positional ? params : prepared.bindings.map((name) => params[name] ?? null);
   const report = reportedTo(db, sql, values);
   const connection = (await db.client.acquireConnection()) as PgConnection;
   try {

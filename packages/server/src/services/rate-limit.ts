@@ -36,7 +36,7 @@ export interface RateLimiter {
  * so folded spends and {@link RateLimiter.take} count together.
  */
 export interface FoldedSpend {
-  /** The named bindings of {@link FOLDED_SPEND_SQL}'s statement for one request, now. */
+  /** The bindings of {@link foldedSpendSql}'s statement for one request, now. */
   bindings(): { quota_prefix: string; quota_now: number; quota_expire: number };
   /** The decision from the counter the statement returned, as `take` would have made it. */
   decisionOf(points: number, expire: number): RateDecision;
@@ -45,7 +45,8 @@ export interface FoldedSpend {
 /**
  * The folded spend as a data-modifying statement for a `with` clause: for each row of `source` for
  * which `condition` holds, one request of the key `:quota_prefix || keyExpression`; it returns the
- * counter (`points`, `expire`). Knex named bindings: `:quota_prefix`, `:quota_now`, `:quota_expire`.
+ * counter (`points`, `expire`). Bound by name ({@link FoldedSpend.bindings}): `:quota_prefix`,
+ * `:quota_now`, `:quota_expire`; db/reads.ts `preparedRows` runs such a statement.
  */
 export function foldedSpendSql(source: string, keyExpression: string, condition: string): string {
   const counter = API_QUOTAS_TABLE;

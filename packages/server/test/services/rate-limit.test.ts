@@ -1,8 +1,9 @@
+import type { Knex } from 'knex';
 import type { ApiError } from '../../src/core/errors';
 import { migrateToLatest } from '../../src/db/migrate';
 import { errorHeaders, rateLimitHeaders } from '../../src/http/protocol-headers';
 import { API_QUOTAS_TABLE, foldedSpendSql, type Quota, type RateLimiter, rateLimited, rateLimiter } from '../../src/services/rate-limit';
-import { testDatabases } from '../support/databases';
+import { type TestDatabase, testDatabases } from '../support/databases';
 import { shiftableSystemTime } from '../support/system-time';
 
 const quota: Quota = { policy: 'installation', limit: 3, windowMs: 5000 };
@@ -13,13 +14,22 @@ async function spend(limiter: RateLimiter, key: string): Promise<{ headers: Reco
   return { headers: rateLimitHeaders(quota, decision), ...(decision.allowed ? {} : { refusal: rateLimited(quota, decision) }) };
 }
 
+/** Runs `work` on the test database, migrated unless `migrated` is false, and closes the database after. */
+async function onDatabase(testDatabase: TestDatabase, work: (db: Knex) => Promise<void>, migrated = true): Promise<void> {
+  const db = await testDatabase.open();
+  try {
+    if (migrated) await migrateToLatest(db);
+    await work(db);
+  } finally {
+    await testDatabase.close();
+  }
+}
+
 describe.each(testDatabases())('API quotas on $name', (testDatabase) => {
   const systemTime = shiftableSystemTime();
 
   it('allow the limit per window, refuse the next with 429, Retry-After and the RateLimit fields, and reset when the window ends', async () => {
-    const db = await testDatabase.open();
-    try {
-      await migrateToLatest(db);
+    await onDatabase(testDatabase, async (db) => {
       const limiter = rateLimiter(db);
       const allowed = [];
       for (let i = 0; i < 3; i++) allowed.push(await spend(limiter, 'inst-1'));
@@ -39,26 +49,23 @@ describe.each(testDatabases())('API quotas on $name', (testDatabase) => {
       expect((await spend(limiter, 'inst-2')).refusal).toBeUndefined(); // another key has its own quota
       systemTime.advance(4000);
       expect((await spend(limiter, 'inst-1')).headers.RateLimit).toBe('"installation";r=2;t=5');
-    } finally {
-      await testDatabase.close();
-    }
+    });
   });
 
   it('refuse a window that is not whole seconds (the library counts seconds)', async () => {
-    const db = await testDatabase.open();
-    try {
-      await expect(rateLimiter(db).take({ ...quota, windowMs: 1500 }, 'odd')).rejects.toThrow(/whole seconds/);
-    } finally {
-      await testDatabase.close();
-    }
+    await onDatabase(
+      testDatabase,
+      async (db) => {
+        await expect(rateLimiter(db).take({ ...quota, windowMs: 1500 }, 'odd')).rejects.toThrow(/whole seconds/);
+      },
+      false,
+    );
   });
 });
 
 describe.each(testDatabases('sqlite'))('API quotas on $name (one server process)', (testDatabase) => {
   it('are counted in memory: a request costs no statement', async () => {
-    const db = await testDatabase.open();
-    try {
-      await migrateToLatest(db);
+    await onDatabase(testDatabase, async (db) => {
       const statements: string[] = [];
       db.on('query', ({ sql }: { sql: string }) => statements.push(sql));
       const limiter = rateLimiter(db);
@@ -66,9 +73,7 @@ describe.each(testDatabases('sqlite'))('API quotas on $name (one server process)
       expect(statements).toEqual([]);
       expect(limiter.folded(quota)).toBeUndefined(); // nothing to fold a spend into
       expect(await db(API_QUOTAS_TABLE).count({ n: '*' })).toEqual([{ n: 0 }]);
-    } finally {
-      await testDatabase.close();
-    }
+    });
   });
 });
 
@@ -76,9 +81,7 @@ describe.each(testDatabases('postgres'))('API quotas on $name (several instances
   const systemTime = shiftableSystemTime();
 
   it("count a spend folded into the caller's own statement together with the library's, in the same row", async () => {
-    const db = await testDatabase.open();
-    try {
-      await migrateToLatest(db);
+    await onDatabase(testDatabase, async (db) => {
       const limiter = rateLimiter(db);
       const fold = limiter.folded(quota);
       if (!fold) throw new Error('PostgreSQL folds quota spends');
@@ -98,15 +101,11 @@ describe.each(testDatabases('postgres'))('API quotas on $name (several instances
       expect(await db(API_QUOTAS_TABLE).where({ key: 'installation:folded' }).first()).toMatchObject({ points: 4 });
       systemTime.advance(5000); // the window ends: the next spend opens a new one
       expect(await foldedSpend('folded', 'yes')).toEqual({ allowed: true, remaining: 2, resetSeconds: 5 });
-    } finally {
-      await testDatabase.close();
-    }
+    });
   });
 
   it('are shared by the instances of one database: the limit holds across them, and a refused key is refused from memory', async () => {
-    const db = await testDatabase.open();
-    try {
-      await migrateToLatest(db);
+    await onDatabase(testDatabase, async (db) => {
       const other = await testDatabase.openAnother();
       const [first, second] = [rateLimiter(db), rateLimiter(other)];
       const decisions = await Promise.all([first, second, first, second, first, second].map((limiter) => limiter.take(quota, 'shared')));
@@ -118,21 +117,15 @@ describe.each(testDatabases('postgres'))('API quotas on $name (several instances
       expect(before).toBeGreaterThan(quota.limit);
       for (const limiter of [first, second, first]) expect((await limiter.take(quota, 'shared')).allowed).toBe(false);
       expect(await counted()).toBe(before);
-    } finally {
-      await testDatabase.close();
-    }
+    });
   });
 
   it('fail the request (no quota is guessed) when the database cannot be reached', async () => {
-    const db = await testDatabase.open();
-    try {
-      await migrateToLatest(db);
+    await onDatabase(testDatabase, async (db) => {
       const other = await testDatabase.openAnother();
       const limiter = rateLimiter(other);
       await other.destroy();
       await expect(limiter.take(quota, 'unreachable')).rejects.toThrow();
-    } finally {
-      await testDatabase.close();
-    }
+    });
   });
 });
