@@ -1,4 +1,4 @@
-import { type ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,7 +18,9 @@ import { benchWebhooks, percentile, type WebhookFigures } from './webhooks';
  * a case does not answer 200 (that case gets no figure: an error's speed means nothing).
  *
  * Environment: BENCH_SECONDS (10) per measured run, BENCH_WARMUP_SECONDS (3), BENCH_CONNECTIONS
- * (10), BENCH_PRODUCTS (100000), BENCH_ORDERS (100000, simulated over 90 days; the store is built
+ * (10), BENCH_RATE (requests per second offered to each case, to compare servers at the same load;
+ * unset, each case runs as fast as its server answers), BENCH_SERVER_CPUS (the servers on these
+ * CPUs, the load generator on the others), BENCH_PRODUCTS (100000), BENCH_ORDERS (100000, simulated over 90 days; the store is built
  * once and kept under BENCH_DATA_DIR, `data/bench`), BENCH_PROFILE=<dir> (CPU profiles of the
  * servers over each measured run), BENCH_CASES=hello,products.get,… (only these; the servers and
  * their store are started only for their cases), BENCH_JSON=<file>
@@ -46,6 +48,42 @@ function numberFromEnv(name: string, fallback: number, { zero = false } = {}): n
 const SECONDS = numberFromEnv('BENCH_SECONDS', 10);
 const WARMUP_SECONDS = numberFromEnv('BENCH_WARMUP_SECONDS', Math.min(3, SECONDS));
 const CONNECTIONS = Math.round(numberFromEnv('BENCH_CONNECTIONS', 10));
+/**
+ * BENCH_SERVER_CPUS: the CPUs (a `taskset` list such as `0` or `0-3`) the servers are kept on, and
+ * this process with its load generator on the others, so that what a server costs is not mixed with
+ * the client's and the database's work on the same cores (pin PostgreSQL too: `taskset -a -p -c 1
+ * <postmaster pid>` before its backends start, docs/performance.md).
+ */
+const SERVER_CPUS = process.env.BENCH_SERVER_CPUS || undefined;
+
+/** Keeps a process (every thread) on these CPUs. */
+function pin(pid: number, cpus: string): void {
+  execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
+}
+
+/** The CPUs not in a `taskset` list, as one (`0-3,6` of 8 → `4,5,7`); empty when it names them all. */
+function otherCpus(cpus: string): string {
+  const named = new Set<number>();
+  for (const part of cpus.split(',')) {
+    const [from, to = from] = part.split('-').map(Number);
+    if (from === undefined || to === undefined || !Number.isInteger(from) || !Number.isInteger(to))
+      throw new Error(`BENCH_SERVER_CPUS must be a CPU list such as 0 or 0-3, not "${cpus}"`);
+    for (let cpu = from; cpu <= to; cpu += 1) named.add(cpu);
+  }
+  return os
+    .cpus()
+    .map((_cpu, index) => index)
+    .filter((index) => !named.has(index))
+    .join(',');
+}
+
+if (SERVER_CPUS) {
+  const clientCpus = otherCpus(SERVER_CPUS);
+  if (clientCpus) pin(process.pid, clientCpus);
+}
+
+/** BENCH_RATE: requests per second offered to every case (0, the default: as many as the server answers). */
+const RATE = numberFromEnv('BENCH_RATE', 0, { zero: true });
 const PRODUCTS = Math.round(numberFromEnv('BENCH_PRODUCTS', 100_000));
 /** BENCH_DATABASE_URL: the store API over PostgreSQL instead, its store built anew each run (no orders unless asked: simulating them over the network takes long). */
 const POSTGRES_URL = process.env.BENCH_DATABASE_URL || undefined;
@@ -127,6 +165,7 @@ async function startChild<Ready extends ReadyMessage>(script: string, env: NodeJ
     env: { ...process.env, ...env, NODE_ENV: 'production' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
+  if (SERVER_CPUS && child.pid !== undefined) pin(child.pid, SERVER_CPUS);
   const ready = (await nextMessage(child, 'ready')) as Ready;
   return { process: child, ready, base: `http://127.0.0.1:${ready.port}` };
 }
@@ -167,6 +206,8 @@ interface Figures {
   errors: number;
   /** CPU time over wall time during the measured run: 1.0 is one core busy all the time. */
   serverCpu: number;
+  /** The kernel's part of serverCpu (system calls, and on loopback the receiving side of TCP too). */
+  serverSystemCpu: number;
   clientCpu: number;
   /** Other processes' CPU over the run, in cores (Linux only): above ~0.1 the figures are disturbed. */
   otherCpu: number | undefined;
@@ -180,6 +221,7 @@ function load(benchCase: Case, seconds: number): Promise<autocannon.Result> {
     url: benchCase.server.base,
     connections: CONNECTIONS,
     duration: seconds,
+    ...(RATE > 0 ? { overallRate: RATE } : {}),
     headers: benchCase.headers,
     requests: [{ method: 'GET', setupRequest: (request) => ({ ...request, path: benchCase.nextPath() }) }],
   });
@@ -210,12 +252,12 @@ function machineCpu(): { busy: number; total: number } | undefined {
   }
 }
 
-/** The server process's CPU time in µs. */
-async function serverCpu(server: Child<ReadyMessage>): Promise<number> {
+/** The server process's CPU time in µs, all of it and the kernel's part. */
+async function serverCpu(server: Child<ReadyMessage>): Promise<{ total: number; system: number }> {
   const answered = nextMessage(server.process, 'cpu');
   tell(server.process, { type: 'cpu' });
   const { user, system } = await answered;
-  return user + system;
+  return { total: user + system, system };
 }
 
 async function measure(benchCase: Case): Promise<Figures | undefined> {
@@ -251,7 +293,8 @@ async function measure(benchCase: Case): Promise<Figures | undefined> {
     requests: result.requests.total,
     non2xx: result.non2xx,
     errors: result.errors,
-    serverCpu: (serverAfter - serverBefore) / elapsedMicros,
+    serverCpu: (serverAfter.total - serverBefore.total) / elapsedMicros,
+    serverSystemCpu: (serverAfter.system - serverBefore.system) / elapsedMicros,
     clientCpu: (clientUsed.user + clientUsed.system) / elapsedMicros,
     // The machine's busy cores minus the server's and the client's: other processes competing.
     otherCpu:
@@ -259,7 +302,7 @@ async function measure(benchCase: Case): Promise<Figures | undefined> {
         ? Math.max(
             0,
             ((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * os.cpus().length -
-              (serverAfter - serverBefore + clientUsed.user + clientUsed.system) / elapsedMicros,
+              (serverAfter.total - serverBefore.total + clientUsed.user + clientUsed.system) / elapsedMicros,
           )
         : undefined,
     profile: profileFile,
@@ -422,6 +465,9 @@ function verdicts(byName: Map<string, Figures>): Verdict[] {
 }
 
 const cpuMsPerRequest = (f: Figures) => (f.requestsPerSecond > 0 ? (1000 * f.serverCpu) / f.requestsPerSecond : Number.NaN);
+const kernelMsPerRequest = (f: Figures) => (f.requestsPerSecond > 0 ? (1000 * f.serverSystemCpu) / f.requestsPerSecond : Number.NaN);
+/** "0.450 (kernel 0.120, 2200 req/s)": a case's server CPU per request, the kernel's part, and its throughput. */
+const cpuCell = (f: Figures) => `${fixed(cpuMsPerRequest(f), 3)} (kernel ${fixed(kernelMsPerRequest(f), 3)}, ${Math.round(f.requestsPerSecond)} req/s)`;
 
 /** With BENCH_DATABASE_URL: each store API case's server CPU per request on SQLite and on PostgreSQL, and their ratio. */
 function printDatabases(figures: Figures[]): void {
@@ -433,9 +479,7 @@ function printDatabases(figures: Figures[]): void {
   for (const { sqlite, postgres } of pairs) {
     const ratio = sqlite ? cpuMsPerRequest(postgres) / cpuMsPerRequest(sqlite) : Number.NaN;
     const goal = ['products.get', 'products.list'].includes(postgres.name) ? (ratio <= POSTGRES_READ_GOAL ? '  meets the goal' : '  above the goal') : '';
-    console.log(
-      `  ${postgres.name.padEnd(32)} SQLite ${sqlite ? fixed(cpuMsPerRequest(sqlite), 3) : 'n/a'} (${sqlite ? Math.round(sqlite.requestsPerSecond) : '-'} req/s)  PostgreSQL ${fixed(cpuMsPerRequest(postgres), 3)} (${Math.round(postgres.requestsPerSecond)} req/s)  × ${fixed(ratio)}${goal}`,
-    );
+    console.log(`  ${postgres.name.padEnd(16)} SQLite ${sqlite ? cpuCell(sqlite) : 'n/a'}  PostgreSQL ${cpuCell(postgres)}  × ${fixed(ratio)}${goal}`);
   }
   console.log('  (PostgreSQL runs on the same CPUs as the servers and the load generator here: its own CPU is in "others CPU".)');
 }

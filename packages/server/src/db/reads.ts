@@ -1,22 +1,9 @@
-import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
 import type { Knex } from 'knex';
+import { preparedRows } from './prepared-statements';
+import { remember, rowFactory, type SqlValue } from './rows';
 
-/** A bound value of a hot-path read. */
-export type SqlValue = string | number | null;
-
-/**
- * Prepared statements kept per connection (the oldest dropped beyond this): a process has few SQL
- * texts, as knex generates the same text for the same query shape.
- */
-const STATEMENT_CACHE_SIZE = 500;
-
-/** A bounded map: past the bound, the entry added first goes. */
-function remember<Value>(entries: Map<string, Value>, key: string, value: Value): Value {
-  if (entries.size >= STATEMENT_CACHE_SIZE) entries.delete(entries.keys().next().value as string);
-  entries.set(key, value);
-  return value;
-}
+export type { SqlValue } from './rows';
 
 /**
  * The writer connection's `prepare`: it reuses the statement prepared earlier for the same SQL
@@ -64,15 +51,6 @@ function noticingWrites<Statement>(statement: Statement): Statement {
 interface PreparedRead {
   statement: Database.Statement<SqlValue[], unknown[]>;
   rowOf: (values: unknown[]) => unknown;
-}
-
-/**
- * Builds one statement's rows from its values: one object literal, so every row has the same shape.
- * better-sqlite3 builds row objects in C++ one property at a time, at twice the cost (pnpm bench).
- */
-function rowFactory(columns: readonly string[]): (values: unknown[]) => unknown {
-  const properties = columns.map((name, index) => `${JSON.stringify(name)}: values[${index}]`);
-  return new Function('values', `return { ${properties.join(', ')} };`) as (values: unknown[]) => unknown;
 }
 
 /**
@@ -188,93 +166,6 @@ export async function selectRows<Row>(db: Knex | Knex.Transaction, sql: string, 
   const reader = sqliteReaders.get(db.client);
   return reader ? reader.all<Row>(sql, params) : preparedRows<Row>(db, sql, params);
 }
-
-/** A hot statement's PostgreSQL text (`$1`, `$2`…) and its name, the same on every connection of the process. */
-interface PreparedText {
-  name: string;
-  readonly text: string;
-  /** The binding names in `$n` order, for a statement written with `:name` bindings. */
-  readonly bindings: readonly string[];
-}
-
-const preparedTexts = new Map<string, PreparedText>();
-/** Bumped when a prepared statement's columns changed: every statement is named anew. */
-let statementGeneration = 0;
-/**
- * Named by the text, so that a text forgotten here and met again reuses what the connections
- * prepared (a connection keeps its statements as long as it lives).
- */
-const statementNameOf = (text: string) => `svc_${createHash('sha256').update(text).digest('base64url').slice(0, 24)}_${statementGeneration}`;
-
-/**
- * The statement's text with `$n` parameters: its `?` placeholders in order, or for a statement bound
- * by name its `:name` bindings (one `$n` per distinct name). A text is always bound the same way.
- */
-function preparedTextOf(sql: string, byName: boolean): PreparedText {
-  const known = preparedTexts.get(sql);
-  if (known) return known;
-  const bindings: string[] = [];
-  let position = 0;
-  const text = byName
-    ? sql.replace(/(?<![:\w]):([a-z_][a-z0-9_]*)/g, (_match, name: string) => {
-        if (!bindings.includes(name)) bindings.push(name);
-        return `$${bindings.indexOf(name) + 1}`;
-      })
-    : sql.replace(/\?/g, () => `$${++position}`);
-  return remember(preparedTexts, sql, { name: statementNameOf(text), text, bindings });
-}
-
-/** The part of a pooled node-postgres connection this module uses. */
-interface PgConnection {
-  query(query: { name: string; text: string; values: readonly SqlValue[] }): Promise<{ rows: unknown[] }>;
-}
-
-/** PostgreSQL refuses to run a prepared statement whose result columns changed (a migration while serving). */
-const isStalePlan = (error: unknown): boolean =>
-  (error as { code?: unknown } | null)?.code === '0A000' && /cached plan must not change result type/.test(String((error as Error).message));
-
-/** Knex's query events for a statement that bypasses knex, so that `/metrics` and other listeners see every statement. */
-let reportedCount = 0;
-function reportedTo(db: Knex, sql: string, values: readonly SqlValue[]): { answered(rows: unknown): void; failed(error: unknown): void } | undefined {
-  if (db.listenerCount('query') === 0 && db.listenerCount('query-response') === 0) return undefined;
-  const query = { __knexQueryUid: `prepared-${++reportedCount}`, method: 'raw', sql, bindings: values };
-  db.emit('query', query);
-  return { answered: (rows) => db.emit('query-response', rows, query), failed: (error) => db.emit('query-error', error, query) };
-}
-
-/**
- * PostgreSQL rows of a hot statement (every request makes it: the bearer token's context, a product,
- * a page), prepared once per connection of the pool and then only bound and run: the server parses
- * and plans it once, and no query builder runs per request (docs/decisions.md, "The PostgreSQL read
- * path"). `sql` takes `?` placeholders with an array, or `:name` bindings with an object. Should a
- * migration change the columns of a prepared statement while the process serves, it is prepared
- * again under a new name.
- */
-export async function preparedRows<Row>(db: Knex, sql: string, params: readonly SqlValue[] | Readonly<Record<string, SqlValue>>): Promise<Row[]> {
-  const positional = isPositional(params);
-  const prepared = preparedTextOf(sql, !positional);
-  const values = positional ? params : prepared.bindings.map((name) => params[name] ?? null);
-  const report = reportedTo(db, sql, values);
-  const connection = (await db.client.acquireConnection()) as PgConnection;
-  try {
-    const run = () => connection.query({ name: prepared.name, text: prepared.text, values });
-    const { rows } = await run().catch((error: unknown) => {
-      if (!isStalePlan(error)) throw error;
-      statementGeneration += 1;
-      prepared.name = statementNameOf(prepared.text);
-      return run();
-    });
-    report?.answered(rows);
-    return rows as Row[];
-  } catch (error) {
-    report?.failed(error);
-    throw error;
-  } finally {
-    db.client.releaseConnection(connection);
-  }
-}
-
-const isPositional = (params: readonly SqlValue[] | Readonly<Record<string, SqlValue>>): params is readonly SqlValue[] => Array.isArray(params);
 
 /** `(?, ?, ?)` for an `in` list of this many values (at least one: `in ()` is no SQL). */
 export function placeholdersFor(values: readonly SqlValue[]): string {

@@ -46,7 +46,7 @@ export interface FoldedSpend {
  * The folded spend as a data-modifying statement for a `with` clause: for each row of `source` for
  * which `condition` holds, one request of the key `:quota_prefix || keyExpression`; it returns the
  * counter (`points`, `expire`). Bound by name ({@link FoldedSpend.bindings}): `:quota_prefix`,
- * `:quota_now`, `:quota_expire`; db/reads.ts `preparedRows` runs such a statement.
+ * `:quota_now`, `:quota_expire`; db/prepared-statements.ts `preparedRows` runs such a statement.
  */
 export function foldedSpendSql(source: string, keyExpression: string, condition: string): string {
   const counter = API_QUOTAS_TABLE;
