@@ -78,24 +78,38 @@ export function requestIds(res: Response): { request_id: string; caller_request_
   return { request_id: requestIdOf(res), caller_request_id: callerRequestIdOf(res), trace_id: trace?.traceId, span_id: trace?.spanId };
 }
 
+/** The Express route template (`/dashboard/login`), else the mount (`/docs`): a request that is no operation. */
+function routeTemplateOf(req: Request): string | undefined {
+  const template = (req.route as { path?: unknown } | undefined)?.path;
+  if (typeof template === 'string') return `${req.baseUrl}${template}`;
+  return req.baseUrl === '' ? undefined : req.baseUrl;
+}
+
 /**
  * Names what was asked without the URL, whose query can carry an OAuth `code`, `state` or a token:
  * the operationId, else the Express route template (`/dashboard/login`), else the mount (`/docs`).
  */
 export function routeOf(req: Request): { operation_id: string } | { route?: string } {
   const operationId = operationIdOf(req);
-  if (operationId !== undefined) return { operation_id: operationId };
-  const template = (req.route as { path?: unknown } | undefined)?.path;
-  if (typeof template === 'string') return { route: `${req.baseUrl}${template}` };
-  return req.baseUrl === '' ? {} : { route: req.baseUrl };
+  return operationId !== undefined ? { operation_id: operationId } : { route: routeTemplateOf(req) };
 }
 
+/**
+ * The request's line: one object literal of every field, those without a value left undefined
+ * (pino leaves them out), so that every line has the same shape and no object is spread per request.
+ */
 function lineOf(req: Request, res: Response, durationMs: number) {
   const { caller, errorCode } = notesOf(res);
+  const trace = traceOf(res);
+  const operationId = operationIdOf(req);
   return {
-    ...requestIds(res),
+    request_id: requestIdOf(res),
+    caller_request_id: callerRequestIdOf(res),
+    trace_id: trace?.traceId,
+    span_id: trace?.spanId,
     method: req.method,
-    ...routeOf(req),
+    operation_id: operationId,
+    route: operationId === undefined ? routeTemplateOf(req) : undefined,
     status: res.statusCode,
     duration_ms: durationMs,
     store_id: caller?.storeId,
