@@ -481,7 +481,11 @@ function printDatabases(figures: Figures[]): void {
     const goal = ['products.get', 'products.list'].includes(postgres.name) ? (ratio <= POSTGRES_READ_GOAL ? '  meets the goal' : '  above the goal') : '';
     console.log(`  ${postgres.name.padEnd(16)} SQLite ${sqlite ? cpuCell(sqlite) : 'n/a'}  PostgreSQL ${cpuCell(postgres)}  × ${fixed(ratio)}${goal}`);
   }
-  console.log('  (PostgreSQL runs on the same CPUs as the servers and the load generator here: its own CPU is in "others CPU".)');
+  console.log(
+    SERVER_CPUS
+      ? `  (the servers on CPUs ${SERVER_CPUS}; PostgreSQL's CPU, wherever it runs here, is in "others CPU"${RATE > 0 ? `; ${RATE} requests/s offered to each case` : ''})`
+      : '  (PostgreSQL runs on the same CPUs as the servers and the load generator here: its own CPU is in "others CPU"; BENCH_SERVER_CPUS and BENCH_RATE keep them apart, docs/performance.md)',
+  );
 }
 
 function printTable(figures: Figures[], checks: Verdict[]): void {
