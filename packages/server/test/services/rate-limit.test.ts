@@ -121,7 +121,7 @@ describe.each(testDatabases('postgres'))('API quotas on $name (several instances
   });
 
   it('fail the request (no quota is guessed) when the database cannot be reached', async () => {
-    await onDatabase(testDatabase, async (db) => {
+    await onDatabase(testDatabase, async () => {
       const other = await testDatabase.openAnother();
       const limiter = rateLimiter(other);
       await other.destroy();
