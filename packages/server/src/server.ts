@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { createApp } from './app';
 import { systemClock } from './core/clock';
-import type { Config } from './core/config';
+import { type Config, metricsUrl } from './core/config';
 import { waitForDatabase } from './db/availability';
 import { createDatabase, describeDatabase } from './db/connection';
 import { holdLeadership } from './db/dialect';
@@ -52,7 +52,7 @@ function announce(say: Say, config: Config, port: number): void {
 }
 
 function sayMetrics(say: Say, metrics: NonNullable<Config['metrics']>, port: number): void {
-  say(`Metrics    http://${hostForUrl(metrics.host)}:${port}/metrics`, { metrics_port: port, metrics_host: metrics.host });
+  say(`Metrics    ${metricsUrl(metrics, port)}`, { metrics_port: port, metrics_host: metrics.host });
 }
 
 /** What runtime/tracing started, when OTEL_EXPORTER_OTLP_ENDPOINT asked: flushed and stopped last but the logs. */
@@ -237,6 +237,3 @@ async function simulateDemo(services: Services, base: string, demo: DemoStart, s
     if (!signal.aborted) console.error(`Demo       the simulation stopped: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
-
-/** An address as a URL names it: IPv6 in brackets. */
-const hostForUrl = (host: string) => (host.includes(':') ? `[${host}]` : host);

@@ -35,6 +35,11 @@ export interface CliIo {
 
 export interface WorkerIo {
   services(): Promise<Services>;
+  /**
+   * `svc worker`'s services: with `METRICS_PORT`, they count into the process's own `/metrics`
+   * listener (closed with the database), whose address comes with them.
+   */
+  servicesWithMetrics(): Promise<{ services: Services; metricsUrl?: string }>;
 }
 
 /** What a command's code sees besides its flags and arguments. */

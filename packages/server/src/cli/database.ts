@@ -1,19 +1,27 @@
 import { systemClock } from '../core/clock';
-import { type Config, ConfigError, loadConfig } from '../core/config';
+import { type Config, ConfigError, loadConfig, metricsUrl } from '../core/config';
 import { createDatabase } from '../db/connection';
 import { PlatformError } from '../platform/stores';
+import { StartError } from '../runtime/http-server';
+import type { MetricsListening } from '../runtime/metrics';
 import { type Deps, type Services, servicesFromConfig } from '../services/container';
+import type { Metrics } from '../services/metrics';
 import { verifySealingKey } from '../services/sealing-key';
 
 export interface ConfiguredDatabase {
   readonly deps: Deps;
   /** The services of `svc worker` and `svc secrets reseal`, whose sealing keys the database's check has accepted. */
   services(): Promise<Services>;
+  /** `svc worker`'s: with `METRICS_PORT`, counting into a `/metrics` listener of the process (closed by `close`). */
+  servicesWithMetrics(): Promise<{ services: Services; metricsUrl?: string }>;
   close(): Promise<void>;
 }
 
-/** A bad setting (a wrong sealing key among them) is the operator's to fix: one line naming it (exit 1), not a stack trace. */
-const asPlatformError = (error: unknown): unknown => (error instanceof ConfigError ? new PlatformError(error.message) : error);
+/**
+ * A bad setting (a wrong sealing key among them, or a `METRICS_PORT` already taken) is the operator's
+ * to fix: one line naming it (exit 1), not a stack trace.
+ */
+const asPlatformError = (error: unknown): unknown => (error instanceof ConfigError || error instanceof StartError ? new PlatformError(error.message) : error);
 
 function settings(): Config {
   try {
@@ -27,17 +35,38 @@ function settings(): Config {
 export function configuredDatabase(): ConfiguredDatabase {
   const config = settings();
   const db = createDatabase(config);
+  let metricsListening: MetricsListening | undefined;
+  const checkedServices = async (metrics?: Metrics): Promise<Services> => {
+    const services = servicesFromConfig(config, db, metrics);
+    await verifySealingKey(services);
+    return services;
+  };
   return {
     deps: { db, clock: systemClock },
     async services() {
       try {
-        const services = servicesFromConfig(config, db);
-        await verifySealingKey(services);
-        return services;
+        return await checkedServices();
       } catch (error) {
         throw asPlatformError(error);
       }
     },
-    close: () => db.destroy(),
+    async servicesWithMetrics() {
+      try {
+        if (!config.metrics) return { services: await checkedServices() };
+        // prom-client is loaded only when metrics are kept, as in the server.
+        const prometheus = await import('../runtime/metrics.js');
+        const metrics = prometheus.createMetrics();
+        metrics.watchDatabase(db, systemClock);
+        const services = await checkedServices(metrics);
+        metricsListening = await prometheus.serveMetrics(metrics, config.metrics);
+        return { services, metricsUrl: metricsUrl(config.metrics, metricsListening.port) };
+      } catch (error) {
+        throw asPlatformError(error);
+      }
+    },
+    close: async () => {
+      await metricsListening?.close();
+      await db.destroy();
+    },
   };
 }

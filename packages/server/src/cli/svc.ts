@@ -43,6 +43,7 @@ function databaseOnDemand() {
   return {
     deps: async () => open().deps,
     services: async () => open().services(),
+    servicesWithMetrics: async () => open().servicesWithMetrics(),
     // Idempotent: the stop's step and the end of `main` may both close it.
     close: () => (closing ??= opened?.close() ?? Promise.resolve()),
   };
@@ -71,7 +72,7 @@ async function main(): Promise<number> {
   try {
     return await runCli(process.argv.slice(2), {
       deps: database.deps,
-      worker: { services: database.services },
+      worker: { services: database.services, servicesWithMetrics: database.servicesWithMetrics },
       stopping,
       out: (line) => process.stdout.write(`${line}\n`),
       err: stderrLine,

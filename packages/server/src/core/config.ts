@@ -93,6 +93,10 @@ export interface MetricsConfig {
   readonly host: string;
 }
 
+/** Where the metrics listener answers, once it listens on `port` (IPv6 addresses in brackets). */
+export const metricsUrl = (metrics: MetricsConfig, port: number): string =>
+  `http://${metrics.host.includes(':') ? `[${metrics.host}]` : metrics.host}:${port}/metrics`;
+
 export interface SecretKeys {
   /** The first seals; every one opens what it sealed. */
   readonly keys: readonly Buffer[];

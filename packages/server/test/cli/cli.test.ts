@@ -815,13 +815,16 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
           err.push(line);
           if (line.startsWith('svc worker: delivering')) askToStop();
         },
-        worker: { services: async () => services },
+        worker: {
+          services: () => Promise.reject(new Error('svc worker takes the services that keep its metrics')),
+          servicesWithMetrics: async () => ({ services, metricsUrl: 'http://127.0.0.1:9464/metrics' }),
+        },
         stopping: () => ({ signal: new AbortController().signal, begun }),
       });
       expect({ code, out, err }).toEqual({
         code: 0,
         out: ['svc worker: stopped'],
-        err: ['svc worker: delivering webhooks with 2 attempts at once; stop with SIGINT or SIGTERM'],
+        err: ['svc worker: metrics at http://127.0.0.1:9464/metrics', 'svc worker: delivering webhooks with 2 attempts at once; stop with SIGINT or SIGTERM'],
       });
     });
 

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import { systemClock } from '../../src/core/clock';
@@ -131,6 +132,53 @@ describe.each(testDatabases())('svc worker processes on $name', (testDatabase) =
     );
     expect([...new Set(acknowledged(path, hung))].sort()).toEqual(eventIds);
     expect(await signal(second, 'SIGTERM')).toBe(0);
+  });
+
+  it('with METRICS_PORT serves its own /metrics: its attempts by outcome, its claims and the process figures; without it, no listener', async () => {
+    const path = '/counted';
+    const { subscriptionId, eventIds } = await eventsFor(path, 5);
+    const env = await workerEnvironment(testDatabase, h.db);
+    const counted = await startWorker({ ...env, METRICS_PORT: '0' });
+    workers.push(counted);
+    const url = /svc worker: metrics at (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(counted.output())?.[1];
+    if (!url) throw new Error(`svc worker named no metrics address\n${counted.output()}`);
+    await until(
+      async () => (await h.db('webhook_deliveries').where({ subscription_id: subscriptionId, state: 'succeeded' })).length === eventIds.length,
+      'every event is delivered',
+    );
+    const scrape = await fetch(url);
+    expect(scrape.status).toBe(200);
+    const text = await scrape.text();
+    const sample = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
+    expect(sample('svc_webhook_delivery_duration_seconds_count\\{outcome="succeeded"\\}')).toBe(eventIds.length);
+    expect(sample('svc_webhook_claimed_deliveries_total')).toBe(eventIds.length);
+    expect(sample('svc_webhook_claims_total')).toBeGreaterThanOrEqual(1);
+    expect(sample('process_cpu_user_seconds_total')).toBeGreaterThan(0);
+    expect(await signal(counted, 'SIGTERM')).toBe(0);
+    await expect(fetch(url)).rejects.toThrow();
+
+    const quiet = await startWorker(env);
+    workers.push(quiet);
+    expect(quiet.output()).not.toContain('metrics at');
+    expect(await signal(quiet, 'SIGTERM')).toBe(0);
+  });
+
+  it('refuses to start, in one line, when its METRICS_PORT is taken', async () => {
+    const taken = net.createServer().listen(0, '127.0.0.1');
+    await once(taken, 'listening');
+    try {
+      const port = (taken.address() as AddressInfo).port;
+      const env = { ...(await workerEnvironment(testDatabase, h.db)), METRICS_PORT: String(port) };
+      const child = spawn(process.execPath, ['--import', 'tsx', SVC, 'worker'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr?.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString('utf8');
+      });
+      const [code] = (await once(child, 'exit')) as [number | null];
+      expect({ code, stderr: stderr.trim() }).toEqual({ code: 1, stderr: `error: METRICS_PORT ${port} on 127.0.0.1 cannot be had (EADDRINUSE)` });
+    } finally {
+      taken.close();
+    }
   });
 
   it('shares the work between two svc workers and two server dispatchers: every event delivered, no attempt made twice', async () => {

@@ -69,7 +69,7 @@ async function reseal(h: Harness, instance: Instance, ...extra: string[]): Promi
   const err: string[] = [];
   const code = await runCli(['secrets', 'reseal', ...extra], {
     deps: { db: h.db, clock: h.clock },
-    worker: { services: async () => instance.services },
+    worker: { services: async () => instance.services, servicesWithMetrics: async () => ({ services: instance.services }) },
     out: (line) => out.push(line),
     err: (line) => err.push(line),
   });

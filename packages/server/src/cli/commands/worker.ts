@@ -5,13 +5,17 @@ import { wholeNumber } from '../values';
 
 /**
  * Delivers until the process is asked to stop, then stops claiming and waits for the attempts on
- * the wire to be recorded; `svc` closes the database pool after it and exits 0.
+ * the wire to be recorded; `svc` closes the metrics listener and the database pool after it and
+ * exits 0. With `METRICS_PORT` its attempts, claims and process figures are served as the server's
+ * are (docs/deploy.md, "Metrics").
  */
 const worker: Run<{ concurrency: number }> = async (context, { options }) => {
   if (!context.worker) throw new Error('svc worker was started without its services');
   const stopping = context.stopping();
-  const dispatcher = createDispatcher(await context.worker.services(), { concurrency: options.concurrency, logError: context.err });
+  const { services, metricsUrl } = await context.worker.servicesWithMetrics();
+  const dispatcher = createDispatcher(services, { concurrency: options.concurrency, logError: context.err, metrics: services.metrics });
   dispatcher.start();
+  if (metricsUrl) context.err(`svc worker: metrics at ${metricsUrl}`);
   context.err(`svc worker: delivering webhooks with ${options.concurrency} attempts at once; stop with SIGINT or SIGTERM`);
   await stopping.begun;
   await dispatcher.stop();
