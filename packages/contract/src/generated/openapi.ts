@@ -2051,9 +2051,12 @@ export type webhooks = {
         put?: never;
         /**
          * Inventory adjusted
-         * @description Sent when a product's stock changes: an adjustment by an app (`inventory.adjust`), by the
-         *     merchant, or by a sale or a return. `data.adjustment` is the recorded adjustment. A subscription
-         *     may list it only when its installation holds `inventory:read`.
+         * @description Sent when a product's stock changes by an adjustment: one by an app (`inventory.adjust`) or by
+         *     the merchant, and for a physical or service product, an order placed (reason `sale`) or
+         *     cancelled (reason `correction`, the stock given back). A digital product's units are delivered
+         *     when its order is paid, without an adjustment, so its sales send no `inventory.adjusted`: read
+         *     its unsold units with `inventory.get`. `data.adjustment` is the recorded adjustment. A
+         *     subscription may list it only when its installation holds `inventory:read`.
          *
          *     Delivery is at least once: retries and replays carry the same `webhook-id` and body `id`, so
          *     drop duplicates by id; events of different records may arrive out of order. Each delivery is
@@ -3203,8 +3206,9 @@ export type components = {
             meta: components["schemas"]["RequestMeta"];
         };
         /**
-         * @description Why the stock changed: `restock` (goods received), `sale` (sold outside the store),
-         *     `return` (returned by a customer), `correction` (after a count), `damage` (damaged or lost).
+         * @description Why the stock changed: `restock` (goods received), `sale` (sold: an order placed in the store,
+         *     or a sale outside it), `return` (returned by a customer), `correction` (after a count, or an
+         *     order's cancellation giving its stock back), `damage` (damaged or lost).
          * @example restock
          * @enum {string}
          */

@@ -390,7 +390,7 @@ export const SETTINGS = {
   ),
   CORS_ORIGINS: setting('Browser origins allowed to call the store API, comma-separated (`https://app.example.com`).', 'none', origins),
   METRICS_PORT: setting(
-    'The port of a separate listener serving Prometheus metrics at `/metrics` (never the API port). Unset: no metrics are kept and nothing listens.',
+    'The port of a separate listener serving Prometheus metrics at `/metrics` (never the API port), for the server and for `svc worker`. Unset: no metrics are kept and nothing listens.',
     'unset (off)',
     decimal('from 0 to 65535', 0, 65535, undefined as number | undefined),
   ),

@@ -106,6 +106,14 @@ describe.each(testDatabases())('storefront orders on $name', (testDatabase) => {
       );
     });
 
+    it('adjusts no digital stock: an order of digital units alone writes order.created and no inventory.adjusted (its units go when it is paid)', async () => {
+      const cards = await digitalForSale(h, shop, 3_000, ['D-1', 'D-2']);
+      h.clock.advance(1000);
+      await placeOrder(h.db, shop.actor(), { customerId: shop.customer.id, items: [{ productId: cards, quantity: 2 }] });
+      expect((await eventsNow()).map((event) => event.type)).toEqual(['order.created']);
+      expect(await h.db('inventory_adjustments').where({ store_id: shop.storeId, product_id: cards, reason: 'sale' })).toEqual([]);
+    });
+
     it('keeps the price of the time on the line when the product changes later', async () => {
       const oud = await forSale(h, shop, 10_000);
       const placed = await placeOrder(h.db, shop.actor(), { customerId: shop.customer.id, items: [{ productId: oud, quantity: 1 }] });
