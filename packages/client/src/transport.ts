@@ -13,9 +13,10 @@ export interface TransportOptions {
   retry?: RetryOptions;
   /**
    * How long one attempt may take, from sending to the last byte of the answer, in ms; default
-   * 60,000, 0 for none. An attempt that runs out is aborted and counts as lost: it is sent again
-   * only when that is safe (a GET, or a request with an `Idempotency-Key`), else it throws a
-   * `StoreApiError` with code `TIMEOUT`. A caller's own `signal` still aborts at any time.
+   * 60,000, 0 for none. An attempt that runs out (before the answer, or while its body comes) is
+   * aborted and counts as lost: it is sent again only when that is safe (a GET, or a request with
+   * an `Idempotency-Key`), else it throws a `StoreApiError` with code `TIMEOUT`. A caller's own
+   * `signal` still aborts at any time.
    */
   timeoutMs?: number;
   /** Names your app before the SDK in the `User-Agent` (`X-Client-User-Agent` in a browser). */
@@ -47,9 +48,11 @@ async function askedToRetry(request: Request, response: Response): Promise<boole
 const unref = (timer: ReturnType<typeof setTimeout>): void => (timer as { unref?: () => void }).unref?.();
 
 /**
- * One attempt under a deadline: the copy sent carries a signal that the deadline and the caller's
- * own signal abort. The race stops waiting even for a fetch that ignores its signal. The deadline
- * runs until the answer's body is read to its end, so a server that stalls mid-body is cut too.
+ * One attempt under a deadline, its answer read to the last byte: the copy sent carries a signal
+ * that the deadline and the caller's own signal abort, and the race stops waiting even for a fetch
+ * that ignores its signal. The body is read inside the attempt (the service answers JSON documents,
+ * which the client reads whole anyway), so a server that stalls mid-body fails the attempt, and
+ * the attempt is retried when that is safe, as one that never answered is.
  */
 async function attempt(baseFetch: FetchFunction, request: Request, timeoutMs: number): Promise<Response> {
   const caller = request.signal;
@@ -62,10 +65,6 @@ async function attempt(baseFetch: FetchFunction, request: Request, timeoutMs: nu
     timer = setTimeout(() => controller.abort(StoreApiError.timeout(timeoutMs)), timeoutMs);
     unref(timer);
   }
-  const settle = () => {
-    clearTimeout(timer);
-    caller.removeEventListener('abort', abortedByCaller);
-  };
   const aborted = new Promise<never>((_, reject) => {
     const fail = () => reject(controller.signal.reason);
     if (controller.signal.aborted) fail();
@@ -74,30 +73,14 @@ async function attempt(baseFetch: FetchFunction, request: Request, timeoutMs: nu
   aborted.catch(() => {}); // raced below; unobserved once the answer wins
   try {
     const response = await Promise.race([baseFetch(new Request(request.clone(), { signal: controller.signal })), aborted]);
-    if (response.body === null || NULL_BODY.has(response.status)) {
-      settle();
-      return response;
-    }
-    let stop: (reason: unknown) => void = () => {};
-    const watched = response.body.pipeThrough(
-      new TransformStream<Uint8Array, Uint8Array>({
-        start(stream) {
-          // After the body was read to its end or cancelled, a late abort has nothing left to stop.
-          stop = (reason) => {
-            try {
-              stream.error(reason);
-            } catch {}
-          };
-          if (controller.signal.aborted) stop(controller.signal.reason);
-          else controller.signal.addEventListener('abort', () => stop(controller.signal.reason), { once: true });
-        },
-        flush: settle,
-      }),
-    );
-    return new Response(watched, { status: response.status, statusText: response.statusText, headers: response.headers });
-  } catch (error) {
-    settle();
-    throw error;
+    if (response.body === null || NULL_BODY.has(response.status)) return response;
+    const reading = response.arrayBuffer();
+    reading.catch(() => {}); // raced below; a body cut by the abort rejects here too
+    const body = await Promise.race([reading, aborted]);
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  } finally {
+    clearTimeout(timer);
+    caller.removeEventListener('abort', abortedByCaller);
   }
 }
 

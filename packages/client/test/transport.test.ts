@@ -137,6 +137,22 @@ describe('the timeout', () => {
     expect(error.code).toBe('TIMEOUT');
   });
 
+  it('a GET whose body stalled is answered by its retry, as one that never answered is', async () => {
+    const { client, waits } = scripted(['stall-body', { status: 200 }]);
+    const { data } = await getProduct(client);
+    expect(data).toEqual(okBody);
+    expect(received).toHaveLength(2);
+    expect(waits).toHaveLength(1);
+  });
+
+  it('never repeats a POST without a key whose body stalled: one attempt, TIMEOUT thrown', async () => {
+    const { client, waits } = scripted(['stall-body', { status: 200 }]);
+    const error = await failureOf(() => postWithoutKey(client));
+    expect(error.code).toBe('TIMEOUT');
+    expect(received).toHaveLength(1);
+    expect(waits).toEqual([]);
+  });
+
   it('0 turns it off: the caller’s own signal still aborts, and is never retried', async () => {
     const { client, waits } = scripted(['hang', 'hang'], { timeoutMs: 0 });
     const controller = new AbortController();
