@@ -84,11 +84,32 @@ describe.each(testDatabases('postgres'))('prepared statements on $name', (testDa
   });
 
   it('a statement the server refuses fails with its error, and the connection serves the next one', async () => {
+    const backend = async () => (await preparedRows<{ pid: number }>(db, 'select pg_backend_pid() as pid', []))[0]?.pid;
+    const before = await backend();
     const sql = 'select id from prepared_sample where count = ?';
     await expect(preparedRows(db, sql, ['not a number'])).rejects.toMatchObject({ code: '22P02' });
     await expect(preparedRows(db, 'select id from prepared_sample where count = 1 / ?', [0])).rejects.toMatchObject({ code: '22012' });
     expect(await preparedRows(db, sql, [3])).toEqual([{ id: 'a' }]);
     await expect(preparedRows(db, 'select no_such_column from prepared_sample', [])).rejects.toMatchObject({ code: '42703' });
     expect(await preparedRows(db, sql, [-7])).toEqual([{ id: "c'; select 1; --" }]);
+    // A refused statement leaves its session as it was: the same connection goes on serving.
+    expect(await backend()).toBe(before);
+  });
+
+  it('a connection lost mid-statement fails its run at once, and the next run gets a live connection', async () => {
+    const running = preparedRows(db, 'select pg_sleep(30) as slept, ? as marker', ['lost-connection-run']);
+    running.catch(() => {}); // awaited below, once its backend is gone
+    let pid: number | undefined;
+    const deadline = Date.now() + 10_000;
+    while (pid === undefined && Date.now() < deadline) {
+      const { rows } = (await db.raw("select pid from pg_stat_activity where query like '%pg_sleep(30)%' and pid <> pg_backend_pid()")) as {
+        rows: { pid: number }[];
+      };
+      pid = rows[0]?.pid;
+    }
+    if (pid === undefined) throw new Error('the sleeping statement was not seen running');
+    await db.raw('select pg_terminate_backend(?)', [pid]);
+    await expect(running).rejects.toThrow();
+    expect(await preparedRows(db, 'select ? as marker', ['after'])).toEqual([{ marker: 'after' }]);
   });
 });
