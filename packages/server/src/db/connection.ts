@@ -20,6 +20,35 @@ const SQLITE_PRAGMAS = ['journal_mode = WAL', 'foreign_keys = ON', 'busy_timeout
 const PG_CONNECT_MS = 5000;
 const PG_ACQUIRE_MS = 10_000;
 
+/** The part of a pooled node-postgres client `retiredWhenTheSessionEnds` touches. */
+interface PgPooledClient {
+  readonly connection: { on(event: 'errorMessage', listener: (message: { severity?: string; code?: string }) => void): void };
+  /** Knex's mark of a connection its pool must not hand out again. */
+  __knex__disposed?: unknown;
+}
+
+/**
+ * SQLSTATEs of a session PostgreSQL ends: connection exceptions (08), operator intervention (57P0x:
+ * an administrator's termination, a shutdown, a restart), and the idle-in-transaction timeout. The
+ * severity says FATAL too, but it is translated with the server's locale; the code is not.
+ */
+const ENDS_THE_SESSION = /^(08|57P0|25P03)/;
+
+/**
+ * Keeps a connection whose session PostgreSQL ended out of the pool from the moment it says so. Its
+ * FATAL answer comes before its socket closes, and knex marks a connection only when the socket
+ * has ended: in between, the pool would hand the dying connection to the next request, which would
+ * fail too (a restart or a failover would fail two requests per connection instead of one). Run
+ * after each connection's creation (knex's `afterCreate`), beside node-postgres's own handling of
+ * the message.
+ */
+function retiredWhenTheSessionEnds(client: PgPooledClient, done: (error: Error | null, client: PgPooledClient) => void): void {
+  client.connection.on('errorMessage', (message) => {
+    if (message.severity === 'FATAL' || message.severity === 'PANIC' || ENDS_THE_SESSION.test(message.code ?? '')) client.__knex__disposed ??= message;
+  });
+  done(null, client);
+}
+
 /** The part of a better-sqlite3 connection this module touches. */
 interface SqliteConnection {
   pragma(statement: string): unknown;
@@ -44,7 +73,7 @@ export function createDatabase(
       client: 'pg',
       // A statement past its time is cancelled by the server (57014), so one slow query cannot hold a connection forever.
       connection: { connectionString: config.databaseUrl, statement_timeout: statementTimeoutMs, connectionTimeoutMillis: PG_CONNECT_MS },
-      pool: { min: 0, max: poolMax },
+      pool: { min: 0, max: poolMax, afterCreate: retiredWhenTheSessionEnds },
       // A request waits at most this for a free connection, then answers 503 rather than hanging.
       acquireConnectionTimeout: PG_ACQUIRE_MS,
       ...(pgSchema ? { searchPath: [pgSchema] } : {}),

@@ -192,24 +192,6 @@ class PreparedRun {
 /** The part of a pooled node-postgres client this module uses. */
 interface PooledClient {
   query(run: PreparedRun): unknown;
-  /** Knex's mark of a connection its pool must not hand out again (set by knex itself when the socket ends). */
-  __knex__disposed?: unknown;
-}
-
-/**
- * PostgreSQL refused the statement and the session goes on (severity ERROR: bad input, a statement
- * timeout, a stale plan). Anything else (a FATAL end of the session by an administrator or a
- * restart, a broken socket, an answer that could not be read) leaves the connection in doubt.
- */
-const failedOnlyTheStatement = (error: unknown): boolean => (error as { severity?: unknown } | null)?.severity === 'ERROR';
-
-/**
- * Keeps a connection in doubt out of the pool: the server's FATAL answer comes before its socket
- * closes, and a request taking the connection in between would fail too (knex marks it only when
- * the socket has ended).
- */
-function retire(client: PooledClient, error: unknown): void {
-  client.__knex__disposed ??= error;
 }
 
 function runPrepared(client: PooledClient, prepared: PreparedText, values: readonly (string | null)[]): Promise<unknown[]> {
@@ -255,7 +237,6 @@ export async function preparedRows<Row>(db: Knex, sql: string, params: readonly 
     report?.answered(rows);
     return rows as Row[];
   } catch (error) {
-    if (!failedOnlyTheStatement(error)) retire(client, error);
     report?.failed(error);
     throw error;
   } finally {

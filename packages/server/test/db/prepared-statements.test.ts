@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import pg from 'pg';
 import { preparedRows } from '../../src/db/prepared-statements';
@@ -6,9 +7,10 @@ import { testDatabases } from '../support/databases';
 /**
  * PostgreSQL's hot statements run as prepared statements of their own (docs/decisions.md, "The
  * PostgreSQL read path"): they must answer exactly what the same SQL answers through knex, ask for
- * their row description once per connection, and leave a connection usable after a refusal.
+ * their row description once per connection, and leave a connection usable after a refusal. A
+ * connection whose session PostgreSQL ended is never handed out again, by either path (db/connection).
  */
-describe.each(testDatabases('postgres'))('prepared statements on $name', (testDatabase) => {
+describe.each(testDatabases('postgres'))('prepared statements and pooled connections on $name', (testDatabase) => {
   let db: Knex;
 
   beforeAll(async () => {
@@ -96,20 +98,28 @@ describe.each(testDatabases('postgres'))('prepared statements on $name', (testDa
     expect(await backend()).toBe(before);
   });
 
-  it('a connection lost mid-statement fails its run at once, and the next run gets a live connection', async () => {
-    const running = preparedRows(db, 'select pg_sleep(30) as slept, ? as marker', ['lost-connection-run']);
-    running.catch(() => {}); // awaited below, once its backend is gone
-    let pid: number | undefined;
+  /** The pid of the backend running the statement whose text holds `marker`, once it shows in pg_stat_activity. */
+  async function backendRunning(marker: string): Promise<number> {
     const deadline = Date.now() + 10_000;
-    while (pid === undefined && Date.now() < deadline) {
-      const { rows } = (await db.raw("select pid from pg_stat_activity where query like '%pg_sleep(30)%' and pid <> pg_backend_pid()")) as {
+    while (Date.now() < deadline) {
+      const { rows } = (await db.raw('select pid from pg_stat_activity where query like ? and pid <> pg_backend_pid()', [`%${marker}%`])) as {
         rows: { pid: number }[];
       };
-      pid = rows[0]?.pid;
+      if (rows[0]) return rows[0].pid;
     }
-    if (pid === undefined) throw new Error('the sleeping statement was not seen running');
-    await db.raw('select pg_terminate_backend(?)', [pid]);
-    await expect(running).rejects.toThrow();
-    expect(await preparedRows(db, 'select ? as marker', ['after'])).toEqual([{ marker: 'after' }]);
+    throw new Error(`no backend was seen running ${marker}`);
+  }
+
+  it.each([
+    ['a prepared run', (sql: string) => preparedRows(db, sql, [])],
+    ['a query through knex', async (sql: string) => ((await db.raw(sql)) as { rows: unknown[] }).rows],
+  ])('a session PostgreSQL ends mid-statement fails %s at once, and the next statement gets a live connection', async (_name, run) => {
+    const marker = `ended_session_${randomUUID().replace(/-/g, '')}`;
+    const running = run(`select pg_sleep(30) as ${marker}`);
+    running.catch(() => {}); // awaited below, once its backend is gone
+    await db.raw('select pg_terminate_backend(?)', [await backendRunning(marker)]);
+    await expect(running).rejects.toMatchObject({ code: '57P01' });
+    // Before the fix, the pool handed the dying connection on: "Connection terminated unexpectedly".
+    expect(await run('select 1 as alive')).toEqual([{ alive: 1 }]);
   });
 });
