@@ -4,21 +4,10 @@ import { seedProducts } from '@svc/server/test/support/catalog-products';
 import { testDatabases } from '@svc/server/test/support/databases';
 import { createTestStore, fullAccess, suiteHarness } from '@svc/server/test/support/harness';
 import { type Listening, listen } from '@svc/server/test/support/listen';
-import { createStoreClient, type RetryOptions, StoreApiError } from '../src';
-import { connectionReset, recordingFetch, recordingSleep, serve } from './support';
+import { createStoreClient, type RetryOptions } from '../src';
+import { connectionReset, failureOf, recordingFetch, recordingSleep, serve } from './support';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/** Runs `call` and returns what it threw, which must be a StoreApiError. */
-async function failureOf(call: () => Promise<unknown>): Promise<StoreApiError> {
-  try {
-    await call();
-  } catch (error) {
-    if (error instanceof StoreApiError) return error;
-    throw error;
-  }
-  throw new Error('The call succeeded');
-}
 
 describe.each(testDatabases())('the client against a real server ($name)', (database) => {
   const h = suiteHarness(database);

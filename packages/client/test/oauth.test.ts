@@ -11,12 +11,11 @@ import {
   createTokenManager,
   type OAuthClient,
   ReauthorizationRequiredError,
-  StoreApiError,
   type StoredTokens,
   storedTokens,
   type TokenManager,
 } from '../src';
-import { connectionReset, recordingFetch, type SentRequest, serve } from './support';
+import { connectionReset, failureOf, recordingFetch, type SentRequest, serve } from './support';
 
 /** The app's token storage for one installation, shared by every process of the app that is given it. */
 function memoryStorage() {
@@ -67,16 +66,6 @@ describe.each(testDatabases())('OAuth helpers and the token manager against a re
     createStoreClient({ baseUrl: server.origin, accessToken: tokens, ...(fetchImpl ? { fetch: fetchImpl } : {}) });
 
   const me = (tokens: TokenManager | string) => storeClient(tokens).GET('/stores/{storeId}/v1/me', { params: { path: { storeId: store.store.id } } });
-
-  async function failureOf(call: () => Promise<unknown>): Promise<StoreApiError> {
-    try {
-      await call();
-    } catch (error) {
-      if (error instanceof StoreApiError) return error;
-      throw error;
-    }
-    throw new Error('The call succeeded');
-  }
 
   const operationState = async (operationId: string) => (await h.db('token_operations').where({ id: operationId }).first()).state as string;
 

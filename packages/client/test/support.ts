@@ -1,5 +1,6 @@
 import type { SuiteHarness } from '@svc/server/test/support/harness';
 import { type Listening, listen } from '@svc/server/test/support/listen';
+import { StoreApiError } from '../src';
 
 /** The harness's app on a real port of this machine, closed with the suite: what a client app reaches. */
 export async function serve(h: SuiteHarness): Promise<Listening> {
@@ -45,4 +46,15 @@ export function recordingSleep(then: (ms: number) => Promise<void> | void = () =
       await then(ms);
     },
   };
+}
+
+/** Runs `call` and returns what it threw, which must be a StoreApiError (a success or another error fails the test). */
+export async function failureOf(call: () => Promise<unknown>): Promise<StoreApiError> {
+  try {
+    await call();
+  } catch (error) {
+    if (error instanceof StoreApiError) return error;
+    throw error;
+  }
+  throw new Error('The call succeeded: a StoreApiError was expected');
 }

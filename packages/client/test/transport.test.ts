@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import packageJson from '../package.json';
 import { createOAuthClient, createStoreClient, SDK_VERSION, StoreApiError } from '../src';
 import { detectRuntime, userAgentHeader } from '../src/user-agent';
-import { recordingSleep } from './support';
+import { failureOf, recordingSleep } from './support';
 
 /**
  * The transport against a local HTTP server that answers as scripted: hangs, stalls mid-body, or
@@ -66,16 +66,6 @@ afterAll(async () => {
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
 });
-
-async function failureOf(call: () => Promise<unknown>): Promise<StoreApiError> {
-  try {
-    await call();
-  } catch (error) {
-    if (error instanceof StoreApiError) return error;
-    throw error;
-  }
-  throw new Error('expected a StoreApiError');
-}
 
 /** A client with a short timeout, three retries and a sleep that returns at once (the waits are recorded). */
 function scripted(steps: Step[], options: { timeoutMs?: number; maxRetries?: number } = {}) {
