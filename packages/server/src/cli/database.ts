@@ -23,6 +23,10 @@ export interface ConfiguredDatabase {
  */
 const asPlatformError = (error: unknown): unknown => (error instanceof ConfigError || error instanceof StartError ? new PlatformError(error.message) : error);
 
+const rethrowAsPlatformError = (error: unknown): never => {
+  throw asPlatformError(error);
+};
+
 function settings(): Config {
   try {
     return loadConfig();
@@ -41,29 +45,20 @@ export function configuredDatabase(): ConfiguredDatabase {
     await verifySealingKey(services);
     return services;
   };
+  const withMetrics = async (): Promise<{ services: Services; metricsUrl?: string }> => {
+    if (!config.metrics) return { services: await checkedServices() };
+    // prom-client is loaded only when metrics are kept, as in the server.
+    const prometheus = await import('../runtime/metrics.js');
+    const metrics = prometheus.createMetrics();
+    metrics.watchDatabase(db, systemClock);
+    const services = await checkedServices(metrics);
+    metricsListening = await prometheus.serveMetrics(metrics, config.metrics);
+    return { services, metricsUrl: metricsUrl(config.metrics, metricsListening.port) };
+  };
   return {
     deps: { db, clock: systemClock },
-    async services() {
-      try {
-        return await checkedServices();
-      } catch (error) {
-        throw asPlatformError(error);
-      }
-    },
-    async servicesWithMetrics() {
-      try {
-        if (!config.metrics) return { services: await checkedServices() };
-        // prom-client is loaded only when metrics are kept, as in the server.
-        const prometheus = await import('../runtime/metrics.js');
-        const metrics = prometheus.createMetrics();
-        metrics.watchDatabase(db, systemClock);
-        const services = await checkedServices(metrics);
-        metricsListening = await prometheus.serveMetrics(metrics, config.metrics);
-        return { services, metricsUrl: metricsUrl(config.metrics, metricsListening.port) };
-      } catch (error) {
-        throw asPlatformError(error);
-      }
-    },
+    services: () => checkedServices().catch(rethrowAsPlatformError),
+    servicesWithMetrics: () => withMetrics().catch(rethrowAsPlatformError),
     close: async () => {
       await metricsListening?.close();
       await db.destroy();
