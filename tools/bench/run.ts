@@ -1,10 +1,22 @@
-import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import autocannon from 'autocannon';
+import type autocannon from 'autocannon';
 import { riyadhDay } from '../../packages/server/src/domain/storefront/pricing';
-import type { ChildMessage, FirstStartReadyMessage, ParentMessage, ReadyMessage, StoreReadyMessage } from './protocol';
+import {
+  type Child,
+  keepClientOffServerCpus,
+  nextMessage,
+  numberFromEnv,
+  offerLoad,
+  SERVER_CPUS,
+  serverCpu,
+  spreadProductIds,
+  startChild,
+  stopChild,
+  tell,
+} from './children';
+import type { FirstStartReadyMessage, ReadyMessage, StoreReadyMessage } from './protocol';
 import { describeStart, measureStart, type StartFigures } from './start-time';
 import { benchWebhooks, percentile, type WebhookFigures } from './webhooks';
 
@@ -35,52 +47,10 @@ import { benchWebhooks, percentile, type WebhookFigures } from './webhooks';
  * reads are sent at a steady pace; their p99 against a target of 100 ms.
  */
 
-/** A number from the environment, or the fallback when unset; positive unless `zero` is allowed. */
-function numberFromEnv(name: string, fallback: number, { zero = false } = {}): number {
-  const text = process.env[name];
-  if (text === undefined || text === '') return fallback;
-  const value = Number(text);
-  if (!Number.isFinite(value) || value < 0 || (value === 0 && !zero))
-    throw new Error(`${name} must be a ${zero ? 'non-negative' : 'positive'} number, not "${text}"`);
-  return value;
-}
-
 const SECONDS = numberFromEnv('BENCH_SECONDS', 10);
 const WARMUP_SECONDS = numberFromEnv('BENCH_WARMUP_SECONDS', Math.min(3, SECONDS));
 const CONNECTIONS = Math.round(numberFromEnv('BENCH_CONNECTIONS', 10));
-/**
- * BENCH_SERVER_CPUS: the CPUs (a `taskset` list such as `0` or `0-3`) the servers are kept on, and
- * this process with its load generator on the others, so that what a server costs is not mixed with
- * the client's and the database's work on the same cores (pin PostgreSQL too: `taskset -a -p -c 1
- * <postmaster pid>` before its backends start, docs/performance.md).
- */
-const SERVER_CPUS = process.env.BENCH_SERVER_CPUS || undefined;
-
-/** Keeps a process (every thread) on these CPUs. */
-function pin(pid: number, cpus: string): void {
-  execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
-}
-
-/** The CPUs not in a `taskset` list, as one (`0-3,6` of 8 → `4,5,7`); empty when it names them all. */
-function otherCpus(cpus: string): string {
-  const named = new Set<number>();
-  for (const part of cpus.split(',')) {
-    const [from, to = from] = part.split('-').map(Number);
-    if (from === undefined || to === undefined || !Number.isInteger(from) || !Number.isInteger(to))
-      throw new Error(`BENCH_SERVER_CPUS must be a CPU list such as 0 or 0-3, not "${cpus}"`);
-    for (let cpu = from; cpu <= to; cpu += 1) named.add(cpu);
-  }
-  return os
-    .cpus()
-    .map((_cpu, index) => index)
-    .filter((index) => !named.has(index))
-    .join(',');
-}
-
-if (SERVER_CPUS) {
-  const clientCpus = otherCpus(SERVER_CPUS);
-  if (clientCpus) pin(process.pid, clientCpus);
-}
+keepClientOffServerCpus();
 
 /** BENCH_RATE: requests per second offered to every case (0, the default: as many as the server answers). */
 const RATE = numberFromEnv('BENCH_RATE', 0, { zero: true });
@@ -117,67 +87,6 @@ const WEBHOOK_BURST = Math.round(numberFromEnv('BENCH_WEBHOOK_BURST', 10_000));
 const DEEP_FRACTION = 0.9;
 const WALK_LIMIT = 100;
 const PAGE_LIMIT = 25;
-
-// ---------------------------------------------------------------------------------------------
-// Server processes
-
-interface Child<Ready extends ReadyMessage> {
-  process: ChildProcess;
-  ready: Ready;
-  base: string;
-}
-
-/** The next message of this type from the child; rejects if it fails or exits first. */
-function nextMessage<T extends ChildMessage['type']>(child: ChildProcess, type: T): Promise<Extract<ChildMessage, { type: T }>> {
-  return new Promise((resolve, reject) => {
-    const cleanup = () => {
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-    };
-    const onMessage = (message: ChildMessage) => {
-      if (message.type === type) {
-        cleanup();
-        resolve(message as Extract<ChildMessage, { type: T }>);
-      } else if (message.type === 'failed') {
-        cleanup();
-        reject(new Error(message.message));
-      }
-    };
-    const onExit = (code: number | null) => {
-      cleanup();
-      reject(new Error(`The server process exited (code ${code}) before answering "${type}"`));
-    };
-    child.on('message', onMessage);
-    child.on('exit', onExit);
-  });
-}
-
-const tell = (child: ChildProcess, message: ParentMessage) => child.send(message);
-
-/**
- * Forks a server script. It inherits this process's `--import`/`--require` flags, which is how tsx
- * loads TypeScript; NODE_ENV=production as in a deployment.
- */
-async function startChild<Ready extends ReadyMessage>(script: string, env: NodeJS.ProcessEnv = {}): Promise<Child<Ready>> {
-  const execArgv = process.execArgv.some((flag) => flag.includes('tsx')) ? process.execArgv : [...process.execArgv, '--import', 'tsx'];
-  const child = fork(path.join(__dirname, script), [], {
-    execArgv,
-    env: { ...process.env, ...env, NODE_ENV: 'production' },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  if (SERVER_CPUS && child.pid !== undefined) pin(child.pid, SERVER_CPUS);
-  const ready = (await nextMessage(child, 'ready')) as Ready;
-  return { process: child, ready, base: `http://127.0.0.1:${ready.port}` };
-}
-
-async function stopChild(child: Child<ReadyMessage> | undefined): Promise<void> {
-  if (!child || child.process.exitCode !== null || !child.process.connected) return;
-  const exited = new Promise<void>((resolve) => child.process.once('exit', () => resolve()));
-  tell(child.process, { type: 'stop' });
-  const timer = setTimeout(() => child.process.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
 
 // ---------------------------------------------------------------------------------------------
 // Cases
@@ -217,14 +126,7 @@ interface Figures {
 }
 
 function load(benchCase: Case, seconds: number): Promise<autocannon.Result> {
-  return autocannon({
-    url: benchCase.server.base,
-    connections: CONNECTIONS,
-    duration: seconds,
-    ...(RATE > 0 ? { overallRate: RATE } : {}),
-    headers: benchCase.headers,
-    requests: [{ method: 'GET', setupRequest: (request) => ({ ...request, path: benchCase.nextPath() }) }],
-  });
+  return offerLoad(benchCase.server.base, benchCase.nextPath, seconds, { connections: CONNECTIONS, rate: RATE, headers: benchCase.headers });
 }
 
 /** Cases that did not answer 200, with what they answered: they get no figure, and the bench exits 1. */
@@ -250,14 +152,6 @@ function machineCpu(): { busy: number; total: number } | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** The server process's CPU time in µs, all of it and the kernel's part. */
-async function serverCpu(server: Child<ReadyMessage>): Promise<{ total: number; system: number }> {
-  const answered = nextMessage(server.process, 'cpu');
-  tell(server.process, { type: 'cpu' });
-  const { user, system } = await answered;
-  return { total: user + system, system };
 }
 
 async function measure(benchCase: Case): Promise<Figures | undefined> {
@@ -578,7 +472,7 @@ async function measureServers(
 
   // products.get over 1,000 ids spread over the whole store (not one hot row).
   const span = productIds.last - productIds.first + 1;
-  const ids = Array.from({ length: 1000 }, (_, index) => productIds.first + Math.floor(((index * 7919) % 1000) * (span / 1000)));
+  const ids = spreadProductIds(productIds);
   let next = 0;
   const products = `/stores/${storeId}/v1/products`;
   const figures: Figures[] = [];
