@@ -101,40 +101,72 @@ function shapeOf(fields: readonly FieldDescription[]): RowShape {
 /** The text a bound value travels as (what node-postgres's own `prepareValue` gives for these types). */
 const wireValue = (value: SqlValue): string | null => (value === null ? null : typeof value === 'string' ? value : String(value));
 
+/** One statement of a run: what it binds, and the rows it answers. */
+interface RunStep {
+  readonly name: string;
+  readonly text: string;
+  readonly values: readonly (string | null)[];
+  shape: RowShape | undefined;
+  readonly rows: unknown[];
+}
+
 /**
- * One run of a prepared statement on one pooled connection, submitted with `client.query(run)`.
+ * One run of prepared statements on one pooled connection, submitted with `client.query(run)`:
+ * each statement bound and executed, then one Sync, so the run is one round trip and one implicit
+ * transaction (should a later statement fail, the earlier ones' writes are rolled back with it).
  * node-postgres calls `submit` when the connection is free, then the `handle…` methods for the
  * server's messages, and `callback` (which its query timeout may wrap) once with the outcome.
+ *
+ * node-postgres records a statement as prepared on its connection when the server confirms its
+ * Parse, under the run's `name` and `text`: so only a run of one statement may parse; a run of
+ * several runs statements the connection has prepared (see {@link preparedRowSets}).
  */
 class PreparedRun {
-  readonly rows: unknown[] = [];
-  private shape: RowShape | undefined;
+  private readonly steps: RunStep[];
+  /** The statement the server is answering: its messages come in the order the statements went. */
+  private current = 0;
   private shapes: Map<string, RowShape> | undefined;
   /** A row that could not be parsed: the run fails once the server is ready again. */
   private failure: unknown;
+  /** Read by node-postgres: the statement it records as prepared when the server confirms a Parse. */
+  readonly name: string | undefined;
+  readonly text: string | undefined;
 
   constructor(
-    /** Read by node-postgres: it records the statement as prepared on the connection under this name. */
-    readonly name: string,
-    readonly text: string,
-    private readonly values: readonly (string | null)[],
-    public callback: (error: unknown, rows?: unknown[]) => void,
-  ) {}
+    steps: readonly Omit<RunStep, 'shape' | 'rows'>[],
+    public callback: (error: unknown, rowSets?: unknown[][]) => void,
+  ) {
+    this.steps = steps.map((step) => ({ ...step, shape: undefined, rows: [] }));
+    const [only] = this.steps;
+    this.name = this.steps.length === 1 ? only?.name : undefined;
+    this.text = this.steps.length === 1 ? only?.text : undefined;
+  }
+
+  /** The statement the server answered with `error`, when it refused one. */
+  get refusedStep(): Pick<RunStep, 'name' | 'text'> | undefined {
+    return this.steps[this.current];
+  }
 
   submit(connection: WireConnection): Error | null {
-    this.shapes = shapesOf(connection);
-    this.shape = this.shapes.get(this.name);
-    const prepared = connection.parsedStatements[this.name] ?? connection.submittedNamedStatements[this.name];
-    if (prepared !== undefined && prepared !== this.text) return new Error(`Prepared statement ${this.name} names another text`);
+    const shapes = shapesOf(connection);
+    this.shapes = shapes;
+    for (const step of this.steps) {
+      step.shape = shapes.get(step.name);
+      const prepared = connection.parsedStatements[step.name] ?? connection.submittedNamedStatements[step.name];
+      if (prepared !== undefined && prepared !== step.text) return new Error(`Prepared statement ${step.name} names another text`);
+      if (prepared === undefined && this.steps.length > 1) return new Error(`Prepared statement ${step.name} is not prepared on this connection`);
+    }
     connection.stream.cork?.();
     try {
-      if (prepared === undefined) {
-        connection.parse({ name: this.name, text: this.text });
-        connection.submittedNamedStatements[this.name] = this.text;
+      for (const step of this.steps) {
+        if (connection.parsedStatements[step.name] === undefined && connection.submittedNamedStatements[step.name] === undefined) {
+          connection.parse({ name: step.name, text: step.text });
+          connection.submittedNamedStatements[step.name] = step.text;
+        }
+        connection.bind({ portal: '', statement: step.name, values: step.values });
+        if (!step.shape) connection.describe({ type: 'P', name: '' });
+        connection.execute({ portal: '' });
       }
-      connection.bind({ portal: '', statement: this.name, values: this.values });
-      if (!this.shape) connection.describe({ type: 'P', name: '' });
-      connection.execute({ portal: '' });
       connection.sync();
     } finally {
       connection.stream.uncork?.();
@@ -143,15 +175,18 @@ class PreparedRun {
   }
 
   handleRowDescription(message: { fields: readonly FieldDescription[] }): void {
-    this.shape = shapeOf(message.fields);
-    this.shapes?.set(this.name, this.shape);
+    const step = this.steps[this.current];
+    if (!step) return;
+    step.shape = shapeOf(message.fields);
+    this.shapes?.set(step.name, step.shape);
   }
 
   handleDataRow(message: { fields: (string | null)[] }): void {
     if (this.failure !== undefined) return;
-    const { shape } = this;
-    if (!shape) {
-      this.failure = new Error(`Prepared statement ${this.name} answered rows without their description`);
+    const step = this.steps[this.current];
+    const shape = step?.shape;
+    if (!step || !shape) {
+      this.failure = new Error(`Prepared statement ${step?.name ?? '(none)'} answered rows without their description`);
       return;
     }
     try {
@@ -160,26 +195,34 @@ class PreparedRun {
         const text = values[index];
         if (text !== null) values[index] = (shape.parsers[index] as (text: string) => unknown)(text as string);
       }
-      this.rows.push(shape.build(values));
+      step.rows.push(shape.build(values));
     } catch (error) {
       this.failure = error;
     }
   }
 
-  handleCommandComplete(): void {}
+  handleCommandComplete(): void {
+    this.current += 1;
+  }
 
-  handleEmptyQuery(): void {}
+  handleEmptyQuery(): void {
+    this.current += 1;
+  }
 
   handlePortalSuspended(): void {}
 
-  /** The server refused the statement (node-postgres then expects nothing more of this run). */
+  /** The server refused a statement (node-postgres then expects nothing more of this run). */
   handleError(error: unknown): void {
     this.callback(error);
   }
 
   handleReadyForQuery(): void {
     if (this.failure !== undefined) this.callback(this.failure);
-    else this.callback(null, this.rows);
+    else
+      this.callback(
+        null,
+        this.steps.map((step) => step.rows),
+      );
   }
 
   handleCopyInResponse(connection: WireConnection): void {
@@ -192,12 +235,49 @@ class PreparedRun {
 /** The part of a pooled node-postgres client this module uses. */
 interface PooledClient {
   query(run: PreparedRun): unknown;
+  readonly connection: Pick<WireConnection, 'parsedStatements'>;
 }
 
-function runPrepared(client: PooledClient, prepared: PreparedText, values: readonly (string | null)[]): Promise<unknown[]> {
+/** A statement with its `?` values (or `:name` bindings), as {@link preparedRowSets} takes it. */
+export interface Statement {
+  readonly sql: string;
+  readonly params: readonly SqlValue[] | Readonly<Record<string, SqlValue>>;
+}
+
+interface BoundStatement {
+  readonly prepared: PreparedText;
+  readonly sql: string;
+  readonly values: readonly SqlValue[];
+  readonly wireValues: readonly (string | null)[];
+}
+
+function boundStatement({ sql, params }: Statement): BoundStatement {
+  const positional = isPositional(params);
+  const prepared = preparedTextOf(sql, !positional);
+  const values = positional ? params : prepared.bindings.map((name) => params[name] ?? null);
+  return { prepared, sql, values, wireValues: values.map(wireValue) };
+}
+
+/** Runs the statements as one run (one round trip); the refused statement's text is named anew when its plan went stale. */
+function runPrepared(client: PooledClient, statements: readonly BoundStatement[]): Promise<unknown[][]> {
   return new Promise((resolve, reject) => {
-    client.query(new PreparedRun(prepared.name, prepared.text, values, (error, rows) => (error ? reject(error) : resolve(rows as unknown[]))));
+    const steps = statements.map(({ prepared, wireValues }) => ({ name: prepared.name, text: prepared.text, values: wireValues }));
+    const run = new PreparedRun(steps, (error, rowSets) => {
+      if (!error) return resolve(rowSets as unknown[][]);
+      if (isStalePlan(error)) {
+        const refused = statements.find(({ prepared }) => prepared.name === run.refusedStep?.name)?.prepared;
+        if (refused) renameStatement(refused);
+      }
+      reject(error);
+    });
+    client.query(run);
   });
+}
+
+/** Bumps the generation and names the statement anew: its columns changed under a prepared plan. */
+function renameStatement(prepared: PreparedText): void {
+  statementGeneration += 1;
+  prepared.name = statementNameOf(prepared.text);
 }
 
 /** PostgreSQL refuses to run a prepared statement whose result columns changed (a migration while serving). */
@@ -216,30 +296,49 @@ function reportedTo(db: Knex, sql: string, values: readonly SqlValue[]): { answe
 const isPositional = (params: readonly SqlValue[] | Readonly<Record<string, SqlValue>>): params is readonly SqlValue[] => Array.isArray(params);
 
 /**
- * PostgreSQL rows of a hot statement, prepared once per connection of the pool. `sql` takes `?`
- * placeholders with an array, or `:name` bindings with an object. Should a migration change the
- * columns of a prepared statement while the process serves, it is prepared again under a new name.
+ * The rows of each statement, in one round trip when the pooled connection has prepared them all
+ * (each connection prepares a statement once: its first run on a connection goes alone, and so
+ * the first request of a kind on a connection takes a round trip per statement). One round trip is
+ * one implicit transaction: a statement refused rolls back the writes of those before it. Should
+ * a migration change the columns of a prepared statement while the process serves, it is prepared
+ * again under a new name.
  */
-export async function preparedRows<Row>(db: Knex, sql: string, params: readonly SqlValue[] | Readonly<Record<string, SqlValue>>): Promise<Row[]> {
-  const positional = isPositional(params);
-  const prepared = preparedTextOf(sql, !positional);
-  const values = positional ? params : prepared.bindings.map((name) => params[name] ?? null);
-  const report = reportedTo(db, sql, values);
+export async function preparedRowSets(db: Knex, statements: readonly Statement[]): Promise<unknown[][]> {
+  const bound = statements.map(boundStatement);
+  const reports = bound.map(({ sql, values }) => reportedTo(db, sql, values));
   const client = (await db.client.acquireConnection()) as PooledClient;
   try {
-    const wireValues = values.map(wireValue);
-    const rows = await runPrepared(client, prepared, wireValues).catch((error: unknown) => {
-      if (!isStalePlan(error)) throw error;
-      statementGeneration += 1;
-      prepared.name = statementNameOf(prepared.text);
-      return runPrepared(client, prepared, wireValues);
-    });
-    report?.answered(rows);
-    return rows as Row[];
+    const parsed = client.connection.parsedStatements;
+    const together = bound.length > 1 && bound.every(({ prepared }) => parsed[prepared.name] === prepared.text);
+    // A plan gone stale refuses the whole run (its writes rolled back): the statements go again one by one, prepared anew.
+    const rowSets = together
+      ? await runPrepared(client, bound).catch((error: unknown) => (isStalePlan(error) ? runOneByOne(client, bound) : Promise.reject(error)))
+      : await runOneByOne(client, bound);
+    for (const [index, rows] of rowSets.entries()) reports[index]?.answered(rows);
+    return rowSets;
   } catch (error) {
-    report?.failed(error);
+    for (const report of reports) report?.failed(error);
     throw error;
   } finally {
     db.client.releaseConnection(client);
   }
+}
+
+/** Each statement as a run of its own, once more when its plan went stale. */
+async function runOneByOne(client: PooledClient, statements: readonly BoundStatement[]): Promise<unknown[][]> {
+  const rowSets: unknown[][] = [];
+  for (const statement of statements) {
+    const run = () => runPrepared(client, [statement]).then(([rows]) => rows as unknown[]);
+    rowSets.push(await run().catch((error: unknown) => (isStalePlan(error) ? run() : Promise.reject(error))));
+  }
+  return rowSets;
+}
+
+/**
+ * PostgreSQL rows of a hot statement, prepared once per connection of the pool. `sql` takes `?`
+ * placeholders with an array, or `:name` bindings with an object.
+ */
+export async function preparedRows<Row>(db: Knex, sql: string, params: readonly SqlValue[] | Readonly<Record<string, SqlValue>>): Promise<Row[]> {
+  const [rows] = await preparedRowSets(db, [{ sql, params }]);
+  return rows as Row[];
 }

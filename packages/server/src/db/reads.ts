@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import type { Knex } from 'knex';
-import { preparedRows } from './prepared-statements';
+import { preparedRows, type Statement } from './prepared-statements';
 import { remember, rowFactory, type SqlValue } from './rows';
 
 export type { SqlValue } from './rows';
@@ -153,16 +153,39 @@ export function attachSqliteReader(db: Knex, filename: string): void {
 }
 
 /**
+ * Rows a request read ahead: on PostgreSQL, a bearer request sends its operation's first read in
+ * the round trip of its token's statement (docs/decisions.md, "The PostgreSQL read path"), and its
+ * handler takes the rows from here instead of asking again.
+ */
+export interface ReadAhead {
+  readonly statement: Statement & { readonly params: readonly SqlValue[] };
+  readonly rows: readonly unknown[];
+}
+
+/** Whether rows read ahead are those of this statement: the same text and the same values. */
+function answersStatement(readAhead: ReadAhead, sql: string, params: readonly SqlValue[]): boolean {
+  const { statement } = readAhead;
+  return statement.sql === sql && statement.params.length === params.length && statement.params.every((value, index) => value === params[index]);
+}
+
+/**
  * Rows of a hot-path read written as plain SQL (lower-case identifiers, `?` placeholders: the same
  * text on SQLite and PostgreSQL). Outside a transaction SQLite answers through its reader (which may
  * hand the same row objects to several callers: they are read-only), and PostgreSQL through a
- * prepared statement ({@link preparedRows}); inside one, the query goes through knex like any other.
+ * prepared statement ({@link preparedRows}), or from the rows the request read ahead when they are
+ * this statement's; inside one, the query goes through knex like any other.
  */
-export async function selectRows<Row>(db: Knex | Knex.Transaction, sql: string, params: readonly SqlValue[]): Promise<readonly Readonly<Row>[]> {
+export async function selectRows<Row>(
+  db: Knex | Knex.Transaction,
+  sql: string,
+  params: readonly SqlValue[],
+  readAhead?: ReadAhead,
+): Promise<readonly Readonly<Row>[]> {
   if (db.isTransaction) {
     const result = (await db.raw(sql, params as Knex.RawBinding[])) as Row[] | { rows: Row[] };
     return Array.isArray(result) ? result : result.rows;
   }
+  if (readAhead && answersStatement(readAhead, sql, params)) return readAhead.rows as readonly Readonly<Row>[];
   const reader = sqliteReaders.get(db.client);
   return reader ? reader.all<Row>(sql, params) : preparedRows<Row>(db, sql, params);
 }

@@ -3,8 +3,8 @@ import { ApiError } from '../core/errors';
 import { ownValue } from '../core/records';
 import { checkSecret } from '../credentials/secrets';
 import { fromJsonList } from '../db/json-lists';
-import { preparedRows } from '../db/prepared-statements';
-import { selectRows } from '../db/reads';
+import { preparedRowSets } from '../db/prepared-statements';
+import { type ReadAhead, selectRows } from '../db/reads';
 import { satisfiesAny } from '../platform/scopes';
 import { storeMigrating } from '../platform/stores';
 import type { Services } from '../services/container';
@@ -101,28 +101,45 @@ interface SpendingRow extends TokenContextRow {
   quota_expire: number | null;
 }
 
-/** The token's context, and the quota's decision when the same statement spent it. */
+/** What the token's statement answered: its context, the quota's decision when it spent it, the first read's rows when they came along. */
+interface LoadedContext {
+  row: TokenContextRow | undefined;
+  spent?: RateDecision;
+  readAhead?: ReadAhead;
+}
+
+/**
+ * The token's context; on PostgreSQL with the installation's quota spent in the same statement, and
+ * the operation's first read in the same round trip.
+ */
 async function loadTokenContext(
   services: Services,
   tokenHash: string,
   storeId: string,
   now: number,
   fold: FoldedSpend | undefined,
-): Promise<{ row: TokenContextRow | undefined; spent?: RateDecision }> {
+  firstRead: ReadAhead['statement'] | undefined,
+): Promise<LoadedContext> {
   if (!fold) {
     const [row] = await selectRows<TokenContextRow>(services.db, TOKEN_CONTEXT_SQL, [tokenHash]);
     return { row };
   }
   const bindings = { token_hash: tokenHash, store_id: storeId, now, ...fold.bindings() };
-  const [row] = await preparedRows<SpendingRow>(services.db, TOKEN_CONTEXT_SPENDING_SQL, bindings);
-  if (row?.quota_points == null || row.quota_expire == null) return { row };
-  return { row, spent: fold.decisionOf(row.quota_points, row.quota_expire) };
+  const [[row], readRows] = (await preparedRowSets(services.db, [
+    { sql: TOKEN_CONTEXT_SPENDING_SQL, params: bindings },
+    ...(firstRead ? [firstRead] : []),
+  ])) as [SpendingRow[], unknown[] | undefined];
+  const readAhead = firstRead && readRows ? { statement: firstRead, rows: readRows } : undefined;
+  if (row?.quota_points == null || row.quota_expire == null) return { row, readAhead };
+  return { row, spent: fold.decisionOf(row.quota_points, row.quota_expire), readAhead };
 }
 
 /** A token that lets the request through, and the decision of the installation's quota (spent, whatever it says). */
 export interface Authenticated {
   principal: Principal;
   quota: RateDecision;
+  /** The rows of the first read asked for, when they came with the token's statement (PostgreSQL). */
+  readAhead?: ReadAhead;
 }
 
 /**
@@ -130,13 +147,20 @@ export interface Authenticated {
  * installation's current generation, 404 STORE_NOT_FOUND for another store's path, 503 while the
  * store moves. A token that lets the request through spends one request of the installation's
  * quota, whose decision the caller answers; scopes are checked after it ({@link requireScopes}), so
- * rate limiting comes first.
+ * rate limiting comes first. `firstRead`, a statement for this path's store, goes to PostgreSQL in
+ * the same round trip; its rows are answered only with a token that lets the request through.
  */
-export async function authenticateBearer(services: Services, header: string | undefined, storeId: string, quota: Quota): Promise<Authenticated> {
+export async function authenticateBearer(
+  services: Services,
+  header: string | undefined,
+  storeId: string,
+  quota: Quota,
+  firstRead?: ReadAhead['statement'],
+): Promise<Authenticated> {
   const presented = checkSecret('accessToken', bearerOf(header));
   if (!presented.ok) throw unauthenticated('The access token is not a store API access token (svc_at_…).');
   const now = services.clock.now();
-  const { row, spent } = await loadTokenContext(services, presented.hash, storeId, now, services.limiter.folded(quota));
+  const { row, spent, readAhead } = await loadTokenContext(services, presented.hash, storeId, now, services.limiter.folded(quota), firstRead);
   if (!row) throw unauthenticated('The access token is unknown.');
   if (row.token_revoked_at !== null || row.grant_revoked_at !== null) throw unauthenticated('The access token was revoked.');
   if (now >= row.expires_at) throw unauthenticated('The access token expired (access tokens live 900 seconds); refresh it.');
@@ -147,7 +171,8 @@ export async function authenticateBearer(services: Services, header: string | un
   if (row.routing_state === 'migrating') throw storeMigrating();
   if (row.first_used_at === null) await services.db('tokens').where({ id: row.token_id, first_used_at: null }).update({ first_used_at: now });
   // Spent here without a fold (SQLite), and should the statement's checks ever pass less than these.
-  return { principal: principalOfRow(row), quota: spent ?? (await services.limiter.take(quota, row.installation_id)) };
+  const decision = spent ?? (await services.limiter.take(quota, row.installation_id));
+  return readAhead ? { principal: principalOfRow(row), quota: decision, readAhead } : { principal: principalOfRow(row), quota: decision };
 }
 
 /**

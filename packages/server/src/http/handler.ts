@@ -4,6 +4,7 @@ import { etagOf, requireCurrent, type TaggedResource } from '../core/etag';
 import { rowIdOf } from '../core/ids';
 import type { ListRequest, PageRequest } from '../core/paging';
 import { eventTraceOf, type RequestTrace } from '../core/trace-context';
+import type { ReadAhead } from '../db/reads';
 import type { Db } from '../db/transactions';
 import { type Actor, anyVersion, type Precondition } from '../domain/common/actor';
 import type { App } from '../platform/apps';
@@ -73,6 +74,8 @@ export interface HandlerContext<K extends OperationId> {
   readonly keys: ServerKeys;
   /** The date version the answer is served under (its `API-Version` header). */
   readonly apiVersion: string;
+  /** The rows of the operation's first read, when they came with the token's ({@link Handler.firstRead}). */
+  readonly readAhead?: ReadAhead;
 }
 
 export interface ServerKeys {
@@ -88,7 +91,22 @@ export type Handler<K extends OperationId> = ((context: HandlerContext<K>) => Pr
    * go, and its answer is stored once it has one.
    */
   readonly outsideTransaction?: true;
+  /**
+   * The operation's first read, from its path alone (undefined when the path names nothing to
+   * read). On PostgreSQL it goes to the database in the round trip of the bearer token's statement,
+   * and the handler finds its rows in `context.readAhead`; they are used only once the token let
+   * the request through, for the token's own store (docs/decisions.md, "The PostgreSQL read path").
+   */
+  readonly firstRead?: FirstRead<K>;
 };
+
+/** The statement an operation reads first, for a path of the token's store. */
+export type FirstRead<K extends OperationId> = (params: PathParams<K>, storeId: string) => ReadAhead['statement'] | undefined;
+
+/** A handler whose first read goes with the bearer token's statement ({@link Handler.firstRead}). */
+export function readingFirst<K extends OperationId>(firstRead: FirstRead<K>, handler: (context: HandlerContext<K>) => Promise<HandlerResult<K>>): Handler<K> {
+  return Object.assign(handler, { firstRead });
+}
 
 /** One handler per operationId: the generated registry has this type, so a missing or mistyped handler fails `tsc`. */
 export type Handlers = { readonly [K in OperationId]: Handler<K> };

@@ -2,6 +2,7 @@ import { type OperationEntry, type OperationId, operationTable } from '@svc/cont
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { isApiError } from '../core/errors';
 import { emptyRecord } from '../core/records';
+import type { ReadAhead } from '../db/reads';
 import { authenticateBasic } from '../oauth/client-auth';
 import type { App } from '../platform/apps';
 import { serviceKey } from '../platform/service-keys';
@@ -11,7 +12,7 @@ import { type Quota, type RateDecision, rateLimited } from '../services/rate-lim
 import { servedVersionOf, settleVersion } from './api-version';
 import { authenticateBearer, type Principal, requireScopes } from './bearer';
 import { refuseUnexpectedContent } from './bodyless';
-import type { Execution, Handler, HandlerContext, Handlers, ServerKeys } from './handler';
+import type { Execution, FirstRead, Handler, HandlerContext, Handlers, ServerKeys } from './handler';
 import { isReplayedError, REPLAYED_HEADER, requestHashOf, runIdempotently } from './idempotency';
 import { matchedOperation } from './matched-operation';
 import { rateLimitHeaders } from './protocol-headers';
@@ -55,6 +56,7 @@ interface Caller {
   principal?: Principal;
   client?: App;
   execution?: Execution;
+  readAhead?: ReadAhead;
 }
 
 /** A request taken from the quota: the RateLimit fields go on the answer whatever the outcome, 429 when spent. */
@@ -77,14 +79,22 @@ async function spendQuota(services: Services, res: Response, quota: Quota, key: 
  * client's date version and quota), or nobody
  * (`/oauth/authorize` still counts against the quota of the `client_id` it names).
  */
-async function identify(services: Services, entry: OperationEntry, req: Request, res: Response): Promise<Caller> {
+async function identify(
+  services: Services,
+  entry: OperationEntry,
+  req: Request,
+  res: Response,
+  firstRead: FirstRead<OperationId> | undefined,
+): Promise<Caller> {
   if (entry.auth === 'bearer') {
-    const { principal, quota } = await authenticateBearer(services, req.headers.authorization, String(req.params.storeId), services.quotas.installation);
+    const storeId = String(req.params.storeId);
+    const statement = firstRead?.(req.params as never, storeId);
+    const { principal, quota, readAhead } = await authenticateBearer(services, req.headers.authorization, storeId, services.quotas.installation, statement);
     noteCaller(res, principal);
     settleVersion(services, res, { pinned: principal.appApiVersion, installationId: principal.installationId });
     answerQuota(services, res, services.quotas.installation, quota);
     requireScopes(principal, entry, req.body);
-    return { principal, execution: executionOf(principal, requestIdOf(res)) };
+    return { principal, execution: executionOf(principal, requestIdOf(res)), ...(readAhead ? { readAhead } : {}) };
   }
   if (entry.auth === 'client') {
     const client = await authenticateBasic(services, req.headers.authorization);
@@ -173,13 +183,15 @@ export function operationRouter(handlers: Handlers, services: Services): Request
   const routes = new Map<string, RouteHandler>();
   for (const entry of Object.values(operationTable) as OperationEntry[]) {
     const operationId = entry.operationId as OperationId;
-    const handler = handlers[operationId] as unknown as ((context: HandlerContext<OperationId>) => Promise<Answer>) | undefined;
+    const handler = handlers[operationId] as unknown as
+      | (((context: HandlerContext<OperationId>) => Promise<Answer>) & { firstRead?: FirstRead<OperationId> })
+      | undefined;
     if (typeof handler !== 'function') throw new Error(`No handler for operation ${operationId}`);
     routes.set(operationId, async (req, res, next) => {
       try {
         refuseUnexpectedContent(entry, req.headers);
         refuseLooseNumbers(req);
-        const caller = await identify(services, entry, req, res);
+        const caller = await identify(services, entry, req, res, handler.firstRead);
         const context = {
           operation: entry,
           requestId: requestIdOf(res),

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import pg from 'pg';
-import { preparedRows } from '../../src/db/prepared-statements';
+import { preparedRowSets, preparedRows } from '../../src/db/prepared-statements';
 import { testDatabases } from '../support/databases';
 
 /**
@@ -96,6 +96,43 @@ describe.each(testDatabases('postgres'))('prepared statements and pooled connect
     expect(await preparedRows(db, sql, [-7])).toEqual([{ id: "c'; select 1; --" }]);
     // A refused statement leaves its session as it was: the same connection goes on serving.
     expect(await backend()).toBe(before);
+  });
+
+  it('several statements: each answers its own rows, in one round trip once the connection has prepared them all', async () => {
+    const statements = [
+      { sql: 'select id, count from prepared_sample where id = ? and 2 = 2', params: ['a'] },
+      { sql: 'select id from prepared_sample where at >= :floor and 3 = 3 order by id', params: { floor: 5 } },
+      { sql: 'select id from prepared_sample where id = ? and 4 = 4', params: ['nothing'] },
+    ];
+    const separately = [];
+    for (const { sql, params } of statements) separately.push(await preparedRows(db, sql, params));
+    const sync = jest.spyOn(pg.Connection.prototype as unknown as { sync(): void }, 'sync');
+    try {
+      expect(await preparedRowSets(db, statements)).toEqual(separately);
+      expect(separately).toEqual([[{ id: 'a', count: 3 }], [{ id: 'a' }, { id: 'b' }], []]);
+      expect(sync).toHaveBeenCalledTimes(1);
+      // A statement this connection has not prepared: each goes alone, and prepares.
+      sync.mockClear();
+      const fresh = { sql: 'select count(*)::int as n from prepared_sample where 5 = ?', params: [5] };
+      expect(await preparedRowSets(db, [statements[0] as (typeof statements)[0], fresh])).toEqual([[{ id: 'a', count: 3 }], [{ n: 3 }]]);
+      expect(sync).toHaveBeenCalledTimes(2);
+    } finally {
+      sync.mockRestore();
+    }
+  });
+
+  it('a later statement refused fails the run and rolls back the writes of the statements before it; the connection serves on', async () => {
+    const write = { sql: 'insert into prepared_sample (id, at, flag) values (?, 1, true) returning id', params: ['rolled back'] };
+    const divide = { sql: 'select 1 / ? as quotient', params: [1] };
+    expect(await preparedRowSets(db, [write, divide])).toEqual([[{ id: 'rolled back' }], [{ quotient: 1 }]]);
+    await db('prepared_sample').where({ id: 'rolled back' }).delete();
+    // Both prepared on this connection now: the next run is one round trip, one implicit transaction.
+    await expect(preparedRowSets(db, [write, { ...divide, params: [0] }])).rejects.toMatchObject({ code: '22012' });
+    expect(await db('prepared_sample').where({ id: 'rolled back' })).toEqual([]);
+    expect(await preparedRowSets(db, [{ sql: 'select id from prepared_sample where id = ? and 6 = 6', params: ['b'] }, divide])).toEqual([
+      [{ id: 'b' }],
+      [{ quotient: 1 }],
+    ]);
   });
 
   /** The pid of the backend running the statement whose text holds `marker`, once it shows in pg_stat_activity. */

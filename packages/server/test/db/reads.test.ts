@@ -31,6 +31,18 @@ describe.each(testDatabases())('hot-path reads (selectRows) on $name', (testData
     expect(await selectRows(db, READ, [3])).toEqual([]);
   });
 
+  it('takes rows read ahead only for the same statement with the same values; any other statement is read', async () => {
+    const readAhead = { statement: { sql: READ, params: [1] }, rows: [{ id: 1, label: 'read ahead' }] };
+    expect(await selectRows(db, READ, [1], readAhead)).toEqual([{ id: 1, label: 'read ahead' }]);
+    expect(await selectRows(db, READ, [2], readAhead)).toEqual([{ id: 2, label: 'two' }]);
+    expect(await selectRows(db, READ, ['1'], readAhead)).toEqual([{ id: 1, label: 'one' }]);
+    expect(await selectRows(db, `${READ} and label <> ?`, [1, ''], readAhead)).toEqual([{ id: 1, label: 'one' }]);
+    // Inside a transaction a read sees the transaction's writes: rows read before it are never taken.
+    await db.transaction(async (trx) => {
+      expect(await selectRows(trx, READ, [1], readAhead)).toEqual([{ id: 1, label: 'one' }]);
+    });
+  });
+
   it('reads again after every commit: a repeated read never answers what was there before', async () => {
     expect(await labelOf(db, 1)).toBe('one');
     expect(await labelOf(db, 1)).toBe('one');

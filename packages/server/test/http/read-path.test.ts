@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { versionUseWritten } from '../../src/services/api-versions';
 import { getProductCall, listProductsCall, openShop, seedProducts } from '../support/catalog-products';
 import { testDatabases } from '../support/databases';
@@ -6,29 +7,40 @@ import { suiteHarness } from '../support/harness';
 /**
  * What a product read costs the database (docs/decisions.md, "The PostgreSQL read path"): on
  * PostgreSQL one statement reads the token's context and spends the installation's quota, and one
- * reads the product or the page; on SQLite the reads go through the read-only connection and the
- * quota is counted in memory, so no statement goes through the pool.
+ * reads the product or the page; a product's read goes in the token's round trip. On SQLite the
+ * reads go through the read-only connection and the quota is counted in memory, so no statement
+ * goes through the pool.
  */
 describe.each(testDatabases())('the round trips of a product read on $name', (testDatabase) => {
   const h = suiteHarness(testDatabase);
 
-  it('products.get and products.list: two statements each on PostgreSQL (the token with its quota, the read), none through the pool on SQLite', async () => {
+  it('products.get: the token with its quota and the product in one round trip on PostgreSQL; products.list: two; none through the pool on SQLite', async () => {
     const shop = await openShop(h, 'reader');
     const [id] = await seedProducts(h, shop.storeId, [{ name: 'Oud', status: 'active' }]);
     if (id === undefined) throw new Error('a product was seeded');
     const token = shop.tokens.reader;
-    // The token's first use notes it, and the day's version use is written once: not the steady state.
+    // The token's first use notes it, the day's version use is written once, and the connection
+    // prepares each statement on its first run: not the steady state.
     expect((await getProductCall(h.app, shop.storeId, token, id)).status).toBe(200);
     await versionUseWritten(h.db);
 
     const statements: string[] = [];
     const note = ({ sql }: { sql: string }) => statements.push(sql.replace(/\s+/g, ' ').trim());
+    // A round trip ends with one Sync message, whatever it carries.
+    const syncs = jest.spyOn(pg.Connection.prototype as unknown as { sync(): void }, 'sync');
+    const roundTrips: number[] = [];
     h.db.on('query', note);
     try {
-      expect((await getProductCall(h.app, shop.storeId, token, id)).status).toBe(200);
+      const product = await getProductCall(h.app, shop.storeId, token, id);
+      expect(product.status).toBe(200);
+      expect(product.body.data.name).toBe('Oud');
+      roundTrips.push(syncs.mock.calls.length);
+      syncs.mockClear();
       expect((await listProductsCall(h.app, shop.storeId, token)).status).toBe(200);
+      roundTrips.push(syncs.mock.calls.length);
     } finally {
       h.db.off('query', note);
+      syncs.mockRestore();
     }
     if (testDatabase.name === 'sqlite') {
       expect(statements).toEqual([]);
@@ -38,6 +50,7 @@ describe.each(testDatabases())('the round trips of a product read on $name', (te
       sql.includes('insert into api_quota_counters') && sql.includes('from tokens t') ? 'token with quota' : sql.includes('from products p') ? 'read' : sql,
     );
     expect(shapes).toEqual(['token with quota', 'read', 'token with quota', 'read']);
+    expect(roundTrips).toEqual([1, 2]);
   });
 });
 

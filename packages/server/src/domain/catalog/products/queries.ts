@@ -1,7 +1,7 @@
 import { ApiError } from '../../../core/errors';
 import { parseDateTimeFilter } from '../../../core/instants';
 import { keysetPage, type ListRequest, type Page } from '../../../core/paging';
-import { SqlConditions, selectRows } from '../../../db/reads';
+import { type ReadAhead, SqlConditions, type SqlValue, selectRows } from '../../../db/reads';
 import type { Db } from '../../../db/transactions';
 import { slugConflict } from '../../common/slugs';
 import { likeContaining, nameKeyOf } from '../../common/text';
@@ -21,9 +21,13 @@ const PRODUCT_SQL = `select p.*, c.name as category_name ${FROM_PRODUCTS_WITH_CA
 /** A page reads only what the views need (each value read costs, 26 rows a page). */
 const PAGE_SQL = `select ${VIEW_COLUMNS.map((column) => `p.${column}`).join(', ')}, c.name as category_name ${FROM_PRODUCTS_WITH_CATEGORY}`;
 
+/** The statement that reads the store's product with its category's name (what products.get reads ahead). */
+export const productRead = (storeId: string, id: number): { sql: string; params: readonly SqlValue[] } => ({ sql: PRODUCT_SQL, params: [storeId, id] });
+
 /** The store's product with its category's name; undefined when absent or another store's. */
-export async function findProduct(db: Db, storeId: string, id: number): Promise<ProductRecord | undefined> {
-  const [row] = await selectRows<ProductRecord>(db, PRODUCT_SQL, [storeId, id]);
+export async function findProduct(db: Db, storeId: string, id: number, readAhead?: ReadAhead): Promise<ProductRecord | undefined> {
+  const { sql, params } = productRead(storeId, id);
+  const [row] = await selectRows<ProductRecord>(db, sql, params, readAhead);
   return row;
 }
 
@@ -36,8 +40,8 @@ export const productResource: VersionedResource<ProductRecord> = {
 };
 
 /** The product, or 404 (another store's too: no existence oracle). */
-export async function getProduct(db: Db, storeId: string, id: number): Promise<ProductRecord> {
-  const found = await findProduct(db, storeId, id);
+export async function getProduct(db: Db, storeId: string, id: number, readAhead?: ReadAhead): Promise<ProductRecord> {
+  const found = await findProduct(db, storeId, id, readAhead);
   if (!found) throw productNotFound();
   return found;
 }
