@@ -22,6 +22,9 @@ function delayed(from: net.Socket, to: net.Socket): void {
 net
   .createServer((client) => {
     const server = net.connect(Number(targetPort), targetHost);
+    // Without it, Nagle's algorithm holds the delayed small writes back for the peer's ACK: tens of ms, not the delay asked for.
+    client.setNoDelay(true);
+    server.setNoDelay(true);
     delayed(client, server);
     delayed(server, client);
   })

@@ -40,6 +40,24 @@ export interface ListScope {
   filters: CursorFilters;
 }
 
+/** Where a keyset page starts: after the cursor's last id (none for a first page), `limit + 1` rows, and the first page's time. */
+export interface PageStart {
+  afterId: number | undefined;
+  take: number;
+  firstPageAt: number;
+}
+
+/** Opens the request's cursor for this list: 400 INVALID_CURSOR (or CURSOR_EXPIRED) for one that is not this list's. */
+export function pageStartOf(request: ListRequest, scope: ListScope): PageStart {
+  const { key, now } = request.pager;
+  const take = (request.limit ?? PAGE_DEFAULT) + 1;
+  if (request.cursor === undefined) return { afterId: undefined, take, firstPageAt: now };
+  const opened = openCursor(key, request.cursor, scope, now);
+  const after = opened.after.id;
+  if (typeof after !== 'number' || !Number.isSafeInteger(after)) throw new ApiError('INVALID_CURSOR', 'The cursor does not belong to this list.');
+  return { afterId: after, take, firstPageAt: opened.firstPageAt };
+}
+
 /**
  * One keyset page ordered by `id`: reads `limit + 1` rows after the cursor's last id (the reader
  * must use an index and `id > after`, never OFFSET), and seals the next cursor with the list's
@@ -52,18 +70,10 @@ export async function keysetPage<Row extends { id: number }, Item>(
   read: (afterId: number | undefined, take: number) => Promise<readonly Row[]>,
   view: (rows: readonly Row[]) => Promise<Item[]> | Item[],
 ): Promise<Page<Item>> {
-  const { key, now } = request.pager;
-  const limit = request.limit ?? PAGE_DEFAULT;
-  let afterId: number | undefined;
-  let firstPageAt = now;
-  if (request.cursor !== undefined) {
-    const opened = openCursor(key, request.cursor, scope, now);
-    const after = opened.after.id;
-    if (typeof after !== 'number' || !Number.isSafeInteger(after)) throw new ApiError('INVALID_CURSOR', 'The cursor does not belong to this list.');
-    afterId = after;
-    firstPageAt = opened.firstPageAt;
-  }
-  const rows = await read(afterId, limit + 1);
+  const { key } = request.pager;
+  const { afterId, take, firstPageAt } = pageStartOf(request, scope);
+  const limit = take - 1;
+  const rows = await read(afterId, take);
   const hasMore = rows.length > limit;
   const pageRows = hasMore ? rows.slice(0, limit) : rows;
   const last = pageRows[pageRows.length - 1];

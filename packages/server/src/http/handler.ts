@@ -2,7 +2,7 @@ import type { components, OperationEntry, OperationId, operations } from '@svc/c
 import { ApiError } from '../core/errors';
 import { etagOf, requireCurrent, type TaggedResource } from '../core/etag';
 import { rowIdOf } from '../core/ids';
-import type { ListRequest, PageRequest } from '../core/paging';
+import type { ListRequest, PageRequest, Pager } from '../core/paging';
 import { eventTraceOf, type RequestTrace } from '../core/trace-context';
 import type { ReadAhead } from '../db/reads';
 import type { Db } from '../db/transactions';
@@ -100,8 +100,19 @@ export type Handler<K extends OperationId> = ((context: HandlerContext<K>) => Pr
   readonly firstRead?: FirstRead<K>;
 };
 
-/** The statement an operation reads first, for a path of the token's store. */
-export type FirstRead<K extends OperationId> = (params: PathParams<K>, storeId: string) => ReadAhead['statement'] | undefined;
+/** What an operation's first read is built from: the request's path and query, the token's store, and the pager that opens its cursor. */
+export interface FirstReadRequest<K extends OperationId> {
+  readonly params: PathParams<K>;
+  readonly query: QueryParams<K>;
+  readonly storeId: string;
+  readonly pager: Pager;
+}
+
+/**
+ * The statement an operation reads first. It may throw what its handler would answer (a bad cursor):
+ * the request is then not read ahead, and the handler refuses it.
+ */
+export type FirstRead<K extends OperationId> = (request: FirstReadRequest<K>) => ReadAhead['statement'] | undefined;
 
 /** A handler whose first read goes with the bearer token's statement ({@link Handler.firstRead}). */
 export function readingFirst<K extends OperationId>(firstRead: FirstRead<K>, handler: (context: HandlerContext<K>) => Promise<HandlerResult<K>>): Handler<K> {

@@ -12,7 +12,7 @@ import { type Quota, type RateDecision, rateLimited } from '../services/rate-lim
 import { servedVersionOf, settleVersion } from './api-version';
 import { authenticateBearer, type Principal, requireScopes } from './bearer';
 import { refuseUnexpectedContent } from './bodyless';
-import type { Execution, FirstRead, Handler, HandlerContext, Handlers, ServerKeys } from './handler';
+import type { Execution, FirstRead, FirstReadRequest, Handler, HandlerContext, Handlers, ServerKeys } from './handler';
 import { isReplayedError, REPLAYED_HEADER, requestHashOf, runIdempotently } from './idempotency';
 import { matchedOperation } from './matched-operation';
 import { rateLimitHeaders } from './protocol-headers';
@@ -79,16 +79,35 @@ async function spendQuota(services: Services, res: Response, quota: Quota, key: 
  * client's date version and quota), or nobody
  * (`/oauth/authorize` still counts against the quota of the `client_id` it names).
  */
+/**
+ * The statement of the operation's first read for this request, or none: a request its handler will
+ * refuse (a bad cursor or filter) is not read ahead, and the handler answers the refusal.
+ */
+function firstStatementOf(firstRead: FirstRead<OperationId>, request: FirstReadRequest<OperationId>): ReadAhead['statement'] | undefined {
+  try {
+    return firstRead(request);
+  } catch {
+    return undefined;
+  }
+}
+
 async function identify(
   services: Services,
   entry: OperationEntry,
   req: Request,
   res: Response,
-  firstRead: FirstRead<OperationId> | undefined,
+  readAheadWith: { firstRead: FirstRead<OperationId>; keys: ServerKeys } | undefined,
 ): Promise<Caller> {
   if (entry.auth === 'bearer') {
     const storeId = String(req.params.storeId);
-    const statement = firstRead?.(req.params as never, storeId);
+    const statement =
+      readAheadWith &&
+      firstStatementOf(readAheadWith.firstRead, {
+        params: req.params as FirstReadRequest<OperationId>['params'],
+        query: req.query as FirstReadRequest<OperationId>['query'],
+        storeId,
+        pager: { key: readAheadWith.keys.cursor, now: services.clock.now() },
+      });
     const { principal, quota, readAhead } = await authenticateBearer(services, req.headers.authorization, storeId, services.quotas.installation, statement);
     noteCaller(res, principal);
     settleVersion(services, res, { pinned: principal.appApiVersion, installationId: principal.installationId });
@@ -191,7 +210,9 @@ export function operationRouter(handlers: Handlers, services: Services): Request
       try {
         refuseUnexpectedContent(entry, req.headers);
         refuseLooseNumbers(req);
-        const caller = await identify(services, entry, req, res, handler.firstRead);
+        // Before the caller, so that an operation's first read can open its cursor (the keys are cached: no statement).
+        const keys = entry.auth === 'bearer' ? await serverKeys(services) : undefined;
+        const caller = await identify(services, entry, req, res, handler.firstRead && keys ? { firstRead: handler.firstRead, keys } : undefined);
         const context = {
           operation: entry,
           requestId: requestIdOf(res),
@@ -203,7 +224,7 @@ export function operationRouter(handlers: Handlers, services: Services): Request
           headers: headersOf(req),
           services,
           db: services.db,
-          keys: entry.auth === 'bearer' ? await serverKeys(services) : undefined,
+          keys,
           apiVersion: servedVersionOf(res, services),
           ...caller,
         } as unknown as HandlerContext<OperationId>;

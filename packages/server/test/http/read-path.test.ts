@@ -7,14 +7,14 @@ import { suiteHarness } from '../support/harness';
 /**
  * What a product read costs the database (docs/decisions.md, "The PostgreSQL read path"): on
  * PostgreSQL one statement reads the token's context and spends the installation's quota, and one
- * reads the product or the page; a product's read goes in the token's round trip. On SQLite the
+ * reads the product or the page, in the token's round trip. On SQLite the
  * reads go through the read-only connection and the quota is counted in memory, so no statement
  * goes through the pool.
  */
 describe.each(testDatabases())('the round trips of a product read on $name', (testDatabase) => {
   const h = suiteHarness(testDatabase);
 
-  it('products.get: the token with its quota and the product in one round trip on PostgreSQL; products.list: two; none through the pool on SQLite', async () => {
+  it('products.get and products.list: the token with its quota and the read in one round trip on PostgreSQL, none through the pool on SQLite', async () => {
     const shop = await openShop(h, 'reader');
     const [id] = await seedProducts(h, shop.storeId, [{ name: 'Oud', status: 'active' }]);
     if (id === undefined) throw new Error('a product was seeded');
@@ -22,35 +22,45 @@ describe.each(testDatabases())('the round trips of a product read on $name', (te
     // The token's first use notes it, the day's version use is written once, and the connection
     // prepares each statement on its first run: not the steady state.
     expect((await getProductCall(h.app, shop.storeId, token, id)).status).toBe(200);
+    expect((await listProductsCall(h.app, shop.storeId, token)).status).toBe(200);
     await versionUseWritten(h.db);
 
-    const statements: string[] = [];
-    const note = ({ sql }: { sql: string }) => statements.push(sql.replace(/\s+/g, ' ').trim());
-    // A round trip ends with one Sync message, whatever it carries.
-    const syncs = jest.spyOn(pg.Connection.prototype as unknown as { sync(): void }, 'sync');
-    const roundTrips: number[] = [];
-    h.db.on('query', note);
-    try {
-      const product = await getProductCall(h.app, shop.storeId, token, id);
-      expect(product.status).toBe(200);
-      expect(product.body.data.name).toBe('Oud');
-      roundTrips.push(syncs.mock.calls.length);
-      syncs.mockClear();
-      expect((await listProductsCall(h.app, shop.storeId, token)).status).toBe(200);
-      roundTrips.push(syncs.mock.calls.length);
-    } finally {
-      h.db.off('query', note);
-      syncs.mockRestore();
-    }
+    /** The statements and the round trips (Sync messages: one ends each) of a products.get and a products.list. */
+    const readBoth = async () => {
+      const statements: string[] = [];
+      const note = ({ sql }: { sql: string }) => statements.push(sql.replace(/\s+/g, ' ').trim());
+      const syncs = jest.spyOn(pg.Connection.prototype as unknown as { sync(): void }, 'sync');
+      const roundTrips: number[] = [];
+      h.db.on('query', note);
+      try {
+        const product = await getProductCall(h.app, shop.storeId, token, id);
+        expect(product.status).toBe(200);
+        expect(product.body.data.name).toBe('Oud');
+        roundTrips.push(syncs.mock.calls.length);
+        syncs.mockClear();
+        expect((await listProductsCall(h.app, shop.storeId, token)).status).toBe(200);
+        roundTrips.push(syncs.mock.calls.length);
+      } finally {
+        h.db.off('query', note);
+        syncs.mockRestore();
+      }
+      return { statements, roundTrips };
+    };
     if (testDatabase.name === 'sqlite') {
-      expect(statements).toEqual([]);
+      expect((await readBoth()).statements).toEqual([]);
       return;
     }
-    const shapes = statements.map((sql) =>
-      sql.includes('insert into api_quota_counters') && sql.includes('from tokens t') ? 'token with quota' : sql.includes('from products p') ? 'read' : sql,
-    );
-    expect(shapes).toEqual(['token with quota', 'read', 'token with quota', 'read']);
-    expect(roundTrips).toEqual([1, 2]);
+    // A pooled connection that has not prepared a statement yet runs its statements one by one, and
+    // the pool may hold more than one connection: the reads go again until they meet a prepared one.
+    const attempts: Awaited<ReturnType<typeof readBoth>>[] = [];
+    for (let attempt = 0; attempt < 5 && !attempts.some(({ roundTrips }) => roundTrips.join() === '1,1'); attempt += 1) attempts.push(await readBoth());
+    for (const { statements } of attempts) {
+      const shapes = statements.map((sql) =>
+        sql.includes('insert into api_quota_counters') && sql.includes('from tokens t') ? 'token with quota' : sql.includes('from products p') ? 'read' : sql,
+      );
+      expect(shapes).toEqual(['token with quota', 'read', 'token with quota', 'read']);
+    }
+    expect(attempts.map(({ roundTrips }) => roundTrips).at(-1)).toEqual([1, 1]);
   });
 });
 

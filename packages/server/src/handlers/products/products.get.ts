@@ -7,7 +7,7 @@ import { etagHeader, principalOf, readingFirst, recordIdOf } from '../../http/ha
 
 /** `products.get`: GET /stores/{storeId}/v1/products/{id}: one product of the token's store, with its ETag. */
 const productsGet = readingFirst<'products.get'>(
-  (params, storeId) => {
+  ({ params, storeId }) => {
     const id = rowIdOf(params.id);
     return id === undefined ? undefined : productRead(storeId, id);
   },

@@ -1,6 +1,6 @@
 import { ApiError } from '../../../core/errors';
 import { parseDateTimeFilter } from '../../../core/instants';
-import { keysetPage, type ListRequest, type Page } from '../../../core/paging';
+import { keysetPage, type ListRequest, type ListScope, type Page, pageStartOf } from '../../../core/paging';
 import { type ReadAhead, SqlConditions, type SqlValue, selectRows } from '../../../db/reads';
 import type { Db } from '../../../db/transactions';
 import { slugConflict } from '../../common/slugs';
@@ -67,17 +67,41 @@ export interface ProductFilters {
  * `products.list`: one keyset page of the store's products matching every filter, by ascending id,
  * each with its category's name. Reads the `(store_id, …, id)` indexes, never OFFSET.
  */
-export function listProducts(db: Db, storeId: string, filters: ProductFilters, request: ListRequest): Promise<Page<Product>> {
-  const updatedAfter = filters.updated_since === undefined ? undefined : parseDateTimeFilter('updated_since', filters.updated_since);
+export function listProducts(db: Db, storeId: string, filters: ProductFilters, request: ListRequest, readAhead?: ReadAhead): Promise<Page<Product>> {
+  const updatedAfter = updatedAfterOf(filters);
   const read = (afterId: number | undefined, take: number) => {
-    const where = new SqlConditions(storeId);
-    if (filters.status !== undefined) where.and('p.status = ?', filters.status);
-    if (filters.category !== undefined)
-      where.and('p.category_id in (select id from categories where store_id = ? and name_key = ?)', storeId, nameKeyOf(filters.category));
-    if (filters.search !== undefined) where.and("lower(p.name) like ? escape '!'", likeContaining(filters.search.toLowerCase()));
-    if (updatedAfter !== undefined) where.and('p.updated_at > ?', updatedAfter);
-    if (afterId !== undefined) where.and('p.id > ?', afterId);
-    return selectRows<ProductViewRow & { id: number }>(db, `${PAGE_SQL}${where.sql} order by p.id asc limit ?`, [...where.params, take]);
+    const { sql, params } = productPageRead(storeId, filters, updatedAfter, afterId, take);
+    return selectRows<ProductViewRow & { id: number }>(db, sql, params, readAhead);
   };
-  return keysetPage(request, { list: 'products.list', storeId, filters: { ...filters } }, read, (rows) => rows.map(viewOfRow));
+  return keysetPage(request, productListScope(storeId, filters), read, (rows) => rows.map(viewOfRow));
+}
+
+/** What products.list reads first: its page's statement. Throws what the list would answer: a bad `updated_since` or cursor. */
+export function firstProductPageRead(storeId: string, filters: ProductFilters, request: ListRequest): { sql: string; params: readonly SqlValue[] } {
+  const { afterId, take } = pageStartOf(request, productListScope(storeId, filters));
+  return productPageRead(storeId, filters, updatedAfterOf(filters), afterId, take);
+}
+
+/** A products.list cursor holds its list, its store and its filters: it serves no other. */
+const productListScope = (storeId: string, filters: ProductFilters): ListScope => ({ list: 'products.list', storeId, filters: { ...filters } });
+
+const updatedAfterOf = (filters: ProductFilters) =>
+  filters.updated_since === undefined ? undefined : parseDateTimeFilter('updated_since', filters.updated_since);
+
+/** A page of products: the filters (AND), after this id, this many rows. */
+function productPageRead(
+  storeId: string,
+  filters: ProductFilters,
+  updatedAfter: number | undefined,
+  afterId: number | undefined,
+  take: number,
+): { sql: string; params: readonly SqlValue[] } {
+  const where = new SqlConditions(storeId);
+  if (filters.status !== undefined) where.and('p.status = ?', filters.status);
+  if (filters.category !== undefined)
+    where.and('p.category_id in (select id from categories where store_id = ? and name_key = ?)', storeId, nameKeyOf(filters.category));
+  if (filters.search !== undefined) where.and("lower(p.name) like ? escape '!'", likeContaining(filters.search.toLowerCase()));
+  if (updatedAfter !== undefined) where.and('p.updated_at > ?', updatedAfter);
+  if (afterId !== undefined) where.and('p.id > ?', afterId);
+  return { sql: `${PAGE_SQL}${where.sql} order by p.id asc limit ?`, params: [...where.params, take] };
 }
