@@ -118,12 +118,13 @@ async function loadTokenContext(
   storeId: string,
   now: number,
   fold: FoldedSpend | undefined,
-  firstRead: ReadAhead['statement'] | undefined,
+  firstReadOf: (() => ReadAhead['statement'] | undefined) | undefined,
 ): Promise<LoadedContext> {
   if (!fold) {
     const [row] = await selectRows<TokenContextRow>(services.db, TOKEN_CONTEXT_SQL, [tokenHash]);
     return { row };
   }
+  const firstRead = firstReadOf?.();
   const bindings = { token_hash: tokenHash, store_id: storeId, now, ...fold.bindings() };
   const [[row], readRows] = (await preparedRowSets(services.db, [
     { sql: TOKEN_CONTEXT_SPENDING_SQL, params: bindings },
@@ -147,15 +148,16 @@ export interface Authenticated {
  * installation's current generation, 404 STORE_NOT_FOUND for another store's path, 503 while the
  * store moves. A token that lets the request through spends one request of the installation's
  * quota, whose decision the caller answers; scopes are checked after it ({@link requireScopes}), so
- * rate limiting comes first. `firstRead`, a statement for this path's store, goes to PostgreSQL in
- * the same round trip; its rows are answered only with a token that lets the request through.
+ * rate limiting comes first. `firstRead` gives a statement for this path's store that goes to
+ * PostgreSQL in the same round trip (it is not asked for elsewhere); its rows are answered only with
+ * a token that lets the request through.
  */
 export async function authenticateBearer(
   services: Services,
   header: string | undefined,
   storeId: string,
   quota: Quota,
-  firstRead?: ReadAhead['statement'],
+  firstRead?: () => ReadAhead['statement'] | undefined,
 ): Promise<Authenticated> {
   const presented = checkSecret('accessToken', bearerOf(header));
   if (!presented.ok) throw unauthenticated('The access token is not a store API access token (svc_at_…).');

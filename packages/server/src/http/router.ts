@@ -74,12 +74,6 @@ async function spendQuota(services: Services, res: Response, quota: Quota, key: 
 }
 
 /**
- * Who is calling, per the operation's security: a bearer token (then the app's date version, the
- * store, the installation's quota and the scopes), or HTTP Basic client credentials (then the
- * client's date version and quota), or nobody
- * (`/oauth/authorize` still counts against the quota of the `client_id` it names).
- */
-/**
  * The statement of the operation's first read for this request, or none: a request its handler will
  * refuse (a bad cursor or filter) is not read ahead, and the handler answers the refusal.
  */
@@ -91,6 +85,12 @@ function firstStatementOf(firstRead: FirstRead<OperationId>, request: FirstReadR
   }
 }
 
+/**
+ * Who is calling, per the operation's security: a bearer token (then the app's date version, the
+ * store, the installation's quota and the scopes), or HTTP Basic client credentials (then the
+ * client's date version and quota), or nobody
+ * (`/oauth/authorize` still counts against the quota of the `client_id` it names).
+ */
 async function identify(
   services: Services,
   entry: OperationEntry,
@@ -100,15 +100,17 @@ async function identify(
 ): Promise<Caller> {
   if (entry.auth === 'bearer') {
     const storeId = String(req.params.storeId);
-    const statement =
+    // Built only where the database reads ahead (PostgreSQL): SQLite's reads cost no round trip.
+    const firstRead =
       readAheadWith &&
-      firstStatementOf(readAheadWith.firstRead, {
-        params: req.params as FirstReadRequest<OperationId>['params'],
-        query: req.query as FirstReadRequest<OperationId>['query'],
-        storeId,
-        pager: { key: readAheadWith.keys.cursor, now: services.clock.now() },
-      });
-    const { principal, quota, readAhead } = await authenticateBearer(services, req.headers.authorization, storeId, services.quotas.installation, statement);
+      (() =>
+        firstStatementOf(readAheadWith.firstRead, {
+          params: req.params as FirstReadRequest<OperationId>['params'],
+          query: req.query as FirstReadRequest<OperationId>['query'],
+          storeId,
+          pager: { key: readAheadWith.keys.cursor, now: services.clock.now() },
+        }));
+    const { principal, quota, readAhead } = await authenticateBearer(services, req.headers.authorization, storeId, services.quotas.installation, firstRead);
     noteCaller(res, principal);
     settleVersion(services, res, { pinned: principal.appApiVersion, installationId: principal.installationId });
     answerQuota(services, res, services.quotas.installation, quota);
