@@ -2,6 +2,7 @@ import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { type LoadResult, pacedLoad } from './paced-load';
 import type { ChildMessage, ParentMessage, ReadyMessage } from './protocol';
 
 /**
@@ -123,21 +124,26 @@ export function keepClientOffServerCpus(): void {
   if (clientCpus) pin(process.pid, clientCpus);
 }
 
-/** GET requests to a server for some seconds: `rate` requests/s offered over all connections, or (0) as many as it answers. */
-export function offerLoad(
+/**
+ * GET requests to a server for some seconds: `rate` requests/s arriving evenly over at most
+ * `connections` (tools/bench/paced-load.ts), or (0) as many as it answers over `connections` kept
+ * busy (autocannon).
+ */
+export async function offerLoad(
   base: string,
   nextPath: () => string,
   seconds: number,
   options: { connections: number; rate: number; headers: Record<string, string> },
-): Promise<autocannon.Result> {
-  return autocannon({
+): Promise<LoadResult> {
+  if (options.rate > 0) return pacedLoad(base, nextPath, seconds, options);
+  const result = await autocannon({
     url: base,
     connections: options.connections,
     duration: seconds,
-    ...(options.rate > 0 ? { overallRate: options.rate } : {}),
     headers: options.headers,
     requests: [{ method: 'GET', setupRequest: (request) => ({ ...request, path: nextPath() }) }],
   });
+  return { requests: result.requests, latency: result.latency, non2xx: result.non2xx, errors: result.errors + result.timeouts };
 }
 
 /** 1,000 product ids spread over the whole store, in a scattered order: products.get reads no one hot row. */

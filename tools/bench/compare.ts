@@ -28,7 +28,8 @@ import type { StoreReadyMessage } from './protocol';
  *   its dependencies installed and a tools/bench/server.ts that speaks tools/bench/protocol.ts.
  *
  * BENCH_ROUNDS (8) rounds of BENCH_SECONDS (5) per side and case, after BENCH_WARMUP_SECONDS (3)
- * per side and case; every slice offered BENCH_RATE (600) requests/s over BENCH_CONNECTIONS (10);
+ * per side and case; every slice offered BENCH_RATE (600) requests/s arriving evenly over at most
+ * BENCH_CONNECTIONS (10) (tools/bench/paced-load.ts);
  * BENCH_PRODUCTS (10000) products, no orders; BENCH_CASES=products.get,products.list (both by
  * default); BENCH_SERVER_CPUS as for `pnpm bench`.
  */

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type autocannon from 'autocannon';
 import { riyadhDay } from '../../packages/server/src/domain/storefront/pricing';
 import {
   type Child,
@@ -16,6 +15,7 @@ import {
   stopChild,
   tell,
 } from './children';
+import type { LoadResult } from './paced-load';
 import type { FirstStartReadyMessage, ReadyMessage, StoreReadyMessage } from './protocol';
 import { describeStart, measureStart, type StartFigures } from './start-time';
 import { benchWebhooks, percentile, type WebhookFigures } from './webhooks';
@@ -24,14 +24,14 @@ import { benchWebhooks, percentile, type WebhookFigures } from './webhooks';
  * `pnpm bench`: the store API's read path against a bare Express app, on this machine.
  *
  * Two server processes (the real server over SQLite with a store of BENCH_PRODUCTS products, and a
- * bare Express 5 app), the load generator (autocannon) here in the parent: on two cores, each
+ * bare Express 5 app), the load generator (autocannon, or an even pace) here in the parent: on two cores, each
  * server gets one and the client the other. Every case is warmed up first, then measured. The bench
  * reports the figures and its targets without asserting them; it exits 1 when it cannot run, or when
  * a case does not answer 200 (that case gets no figure: an error's speed means nothing).
  *
  * Environment: BENCH_SECONDS (10) per measured run, BENCH_WARMUP_SECONDS (3), BENCH_CONNECTIONS
- * (10), BENCH_RATE (requests per second offered to each case, to compare servers at the same load;
- * unset, each case runs as fast as its server answers), BENCH_SERVER_CPUS (the servers on these
+ * (10), BENCH_RATE (requests per second arriving evenly at each case, to compare servers at the same
+ * load, tools/bench/paced-load.ts; unset, each case runs as fast as its server answers), BENCH_SERVER_CPUS (the servers on these
  * CPUs, the load generator on the others), BENCH_PRODUCTS (100000), BENCH_ORDERS (100000, simulated over 90 days; the store is built
  * once and kept under BENCH_DATA_DIR, `data/bench`), BENCH_PROFILE=<dir> (CPU profiles of the
  * servers over each measured run), BENCH_CASES=hello,products.get,… (only these; the servers and
@@ -125,7 +125,7 @@ interface Figures {
   database?: string;
 }
 
-function load(benchCase: Case, seconds: number): Promise<autocannon.Result> {
+function load(benchCase: Case, seconds: number): Promise<LoadResult> {
   return offerLoad(benchCase.server.base, benchCase.nextPath, seconds, { connections: CONNECTIONS, rate: RATE, headers: benchCase.headers });
 }
 
@@ -441,7 +441,7 @@ const SERVER_CASES = [
 
 const wanted = (name: string) => !CASES || CASES.has(name);
 
-/** The request cases under autocannon: the bare Express app, then the store API over its bench store. */
+/** The request cases under load: the bare Express app, then the store API over its bench store. */
 async function measureServers(
   children: ServerChildren,
   database: StoreDatabase,

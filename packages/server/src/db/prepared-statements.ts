@@ -142,24 +142,25 @@ class PreparedRun {
     this.text = this.steps.length === 1 ? only?.text : undefined;
   }
 
-  /** The statement the server answered with `error`, when it refused one. */
-  get refusedStep(): Pick<RunStep, 'name' | 'text'> | undefined {
-    return this.steps[this.current];
+  /** The name of the statement the server answered with `error`, when it refused one. */
+  get refusedName(): string | undefined {
+    return this.steps[this.current]?.name;
   }
 
   submit(connection: WireConnection): Error | null {
     const shapes = shapesOf(connection);
     this.shapes = shapes;
-    for (const step of this.steps) {
+    // What the connection already holds of each statement: its text, once parsed or on its way.
+    const held = this.steps.map((step) => connection.parsedStatements[step.name] ?? connection.submittedNamedStatements[step.name]);
+    for (const [index, step] of this.steps.entries()) {
       step.shape = shapes.get(step.name);
-      const prepared = connection.parsedStatements[step.name] ?? connection.submittedNamedStatements[step.name];
-      if (prepared !== undefined && prepared !== step.text) return new Error(`Prepared statement ${step.name} names another text`);
-      if (prepared === undefined && this.steps.length > 1) return new Error(`Prepared statement ${step.name} is not prepared on this connection`);
+      if (held[index] !== undefined && held[index] !== step.text) return new Error(`Prepared statement ${step.name} names another text`);
+      if (held[index] === undefined && this.steps.length > 1) return new Error(`Prepared statement ${step.name} is not prepared on this connection`);
     }
     connection.stream.cork?.();
     try {
-      for (const step of this.steps) {
-        if (connection.parsedStatements[step.name] === undefined && connection.submittedNamedStatements[step.name] === undefined) {
+      for (const [index, step] of this.steps.entries()) {
+        if (held[index] === undefined) {
           connection.parse({ name: step.name, text: step.text });
           connection.submittedNamedStatements[step.name] = step.text;
         }
@@ -265,7 +266,7 @@ function runPrepared(client: PooledClient, statements: readonly BoundStatement[]
     const run = new PreparedRun(steps, (error, rowSets) => {
       if (!error) return resolve(rowSets as unknown[][]);
       if (isStalePlan(error)) {
-        const refused = statements.find(({ prepared }) => prepared.name === run.refusedStep?.name)?.prepared;
+        const refused = statements.find(({ prepared }) => prepared.name === run.refusedName)?.prepared;
         if (refused) renameStatement(refused);
       }
       reject(error);
