@@ -13,6 +13,7 @@ import {
   tell,
 } from './children';
 import type { StoreReadyMessage } from './protocol';
+import { median } from './stats';
 
 /**
  * `pnpm bench:compare`: two store API servers measured in alternating rounds, for a figure that a
@@ -124,11 +125,6 @@ async function slice(running: Running, caseName: CaseName, seconds: number): Pro
 }
 
 const msPerRequest = (s: Slice) => (s.requests > 0 ? s.cpu / 1000 / s.requests : Number.NaN);
-const median = (values: readonly number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-};
 const sum = (slices: readonly Slice[]): Slice =>
   slices.reduce(
     (total, s) => ({ requests: total.requests + s.requests, cpu: total.cpu + s.cpu, system: total.system + s.system, failed: total.failed + s.failed }),

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { percentile } from './webhooks';
+import { percentile } from './stats';
 
 /**
  * Requests at an even pace: the n-th goes out at `n / rate` seconds, whether or not earlier ones

@@ -18,7 +18,8 @@ import {
 import type { LoadResult } from './paced-load';
 import type { FirstStartReadyMessage, ReadyMessage, StoreReadyMessage } from './protocol';
 import { describeStart, measureStart, type StartFigures } from './start-time';
-import { benchWebhooks, percentile, type WebhookFigures } from './webhooks';
+import { percentile } from './stats';
+import { benchWebhooks, type WebhookFigures } from './webhooks';
 
 /**
  * `pnpm bench`: the store API's read path against a bare Express app, on this machine.

@@ -13,6 +13,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { median } from './stats';
 
 const repositoryRoot = path.resolve(__dirname, '..', '..');
 const builtServer = path.join(repositoryRoot, 'packages', 'server', 'dist', 'main.js');
@@ -102,8 +103,6 @@ export async function measureStart(mode: StartMode, restarts = 5): Promise<Start
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
-
-const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 
 function figuresOf(mode: StartMode, first: OneStart, results: readonly OneStart[]): StartFigures {
   return {

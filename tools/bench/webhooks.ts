@@ -13,6 +13,7 @@ import { addVersion, registerApp } from '../../packages/server/src/platform/apps
 import { createStore } from '../../packages/server/src/platform/stores';
 import { createServices, type Services } from '../../packages/server/src/services/container';
 import { type DomainEvent, recordEvent } from '../../packages/server/src/services/outbox';
+import { percentile } from './stats';
 
 /**
  * The webhook cases of `pnpm bench`: one dispatcher with the server's defaults (32 attempts at once,
@@ -171,11 +172,6 @@ async function benchDatabase(databaseUrl: string | undefined): Promise<BenchDb> 
 // Indexed probes, not counts: the bench asks every 20 ms, and its own queries are not what is measured.
 const pending = async (services: Services) => ((await services.db('webhook_deliveries').where({ state: 'pending' }).first('id')) ? 1 : 0);
 const undispatched = async (services: Services) => ((await services.db('outbox_events').whereNull('dispatched_at').first('id')) ? 1 : 0);
-
-/** The value at `fraction` of an ascending list (nearest rank). */
-export function percentile(sorted: readonly number[], fraction: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))] ?? 0;
-}
 
 export async function benchWebhooks(options: {
   deliveries: number;
