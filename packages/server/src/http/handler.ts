@@ -92,8 +92,8 @@ export type Handler<K extends OperationId> = ((context: HandlerContext<K>) => Pr
    */
   readonly outsideTransaction?: true;
   /**
-   * The operation's first read, from its path alone (undefined when the path names nothing to
-   * read). On PostgreSQL it goes to the database in the round trip of the bearer token's statement,
+   * The operation's first read, from the request's path, query, store and pager (undefined when
+   * they name nothing to read). On PostgreSQL it goes to the database in the round trip of the bearer token's statement,
    * and the handler finds its rows in `context.readAhead`; they are used only once the token let
    * the request through, for the token's own store (docs/decisions.md, "The PostgreSQL read path").
    */
