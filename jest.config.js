@@ -9,5 +9,6 @@ module.exports = {
   moduleFileExtensions: ['ts', 'js', 'json'],
   testTimeout: 30000,
   maxWorkers: 2,
-  reporters: ['default', '<rootDir>/tools/jest/summary-reporter.js'],
+  // The skipped list first, then jest's summary with its failures, then the one plain line.
+  reporters: ['<rootDir>/tools/jest/summary-reporter.js', 'default'],
 };

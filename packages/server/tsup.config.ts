@@ -20,7 +20,9 @@ export default {
     options.sourcesContent = false;
   },
   splitting: false,
-  noExternal: ['@svc/contract'],
+  // The package's code, exactly: its `openapi.json` stays a file that `core/paths.ts` resolves at run
+  // time from the installed package (esbuild warns when a `require.resolve` target is bundled).
+  noExternal: [/^@svc\/contract$/],
   // The CLI's entry is the package's `bin`: executable as it is.
   banner: { js: '#!/usr/bin/env node' },
 } satisfies Options;

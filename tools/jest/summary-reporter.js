@@ -24,12 +24,12 @@ function readSkips(file) {
 }
 
 /**
- * The run's closing lines: what was skipped, grouped by reason with what to set to run it (jest's
- * own summary counts skipped suites and tests but names none of them, and a suite's missing
- * PostgreSQL runs it does not count at all), then the one plain line, `jest: N passed, N failed,
- * N skipped`, that CI systems read whatever the test runner.
+ * What was skipped, grouped by reason with what to set to run it (jest's own summary counts skipped
+ * suites and tests but names none of them, and a suite's missing PostgreSQL runs it does not count
+ * at all). Written before jest's summary, so that the summary and its failures stay the last thing
+ * a reader sees.
  */
-function closingLines(results, skips, { rootDir, filtered }) {
+function skippedLines(results, skips, { rootDir, filtered }) {
   const relative = (file) => path.relative(rootDir, file) || file;
   const ran = new Set(results.testResults.map((file) => file.testFilePath));
   const groups = new Map();
@@ -57,10 +57,14 @@ function closingLines(results, skips, { rootDir, filtered }) {
   const lines = [];
   if (sorted.length > 0) lines.push('Skipped:');
   for (const [heading, entries] of sorted) lines.push(`  ${heading}:`, ...[...entries].sort().map((entry) => `    ${entry}`));
+  return lines;
+}
+
+/** The run's last line, the one plain line that CI systems read whatever the test runner. */
+function countLine(results) {
   const skipped = results.numPendingTests + results.numTodoTests;
   const failed = results.numFailedTests + results.numRuntimeErrorTestSuites;
-  lines.push(`jest: ${results.numPassedTests} passed, ${failed} failed, ${skipped} skipped`);
-  return lines;
+  return `jest: ${results.numPassedTests} passed, ${failed} failed, ${skipped} skipped`;
 }
 
 class SummaryReporter {
@@ -72,15 +76,19 @@ class SummaryReporter {
     process.env[REGISTRY_VARIABLE] = this.registry;
   }
 
+  /** Listed before jest's default reporter (jest.config.js): its summary comes after the skipped list. */
   onRunComplete(_contexts, results) {
-    const lines = closingLines(results, readSkips(this.registry), { rootDir: this.rootDir, filtered: this.filtered });
+    const skipped = skippedLines(results, readSkips(this.registry), { rootDir: this.rootDir, filtered: this.filtered });
     fs.rmSync(this.registryDir, { recursive: true, force: true });
+    if (skipped.length > 0) process.stderr.write(`\n${skipped.join('\n')}\n`);
     // After jest's own summary, so that the plain line is the last line of the run.
-    process.once('exit', () => process.stderr.write(`\n${lines.join('\n')}\n`));
+    const last = countLine(results);
+    process.once('exit', () => process.stderr.write(`\n${last}\n`));
   }
 }
 
 module.exports = SummaryReporter;
-module.exports.closingLines = closingLines;
+module.exports.skippedLines = skippedLines;
+module.exports.countLine = countLine;
 module.exports.readSkips = readSkips;
 module.exports.REGISTRY_VARIABLE = REGISTRY_VARIABLE;

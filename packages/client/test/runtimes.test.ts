@@ -4,10 +4,10 @@ import { Readable } from 'node:stream';
 import vm from 'node:vm';
 import { CURRENT_API_VERSION } from '@svc/contract';
 import { createApp } from '@svc/server/src/app';
-import { chromiumPath, haveChromium } from '@svc/server/test/support/browser';
 import { testDatabases } from '@svc/server/test/support/databases';
 import { createTestStore, fullAccess, suiteHarness } from '@svc/server/test/support/harness';
 import { type Listening, listen } from '@svc/server/test/support/listen';
+import { chromiumPath, describeInChromium } from '@svc/server/test/support/requirements';
 import { build, type Metafile } from 'esbuild';
 import { type Browser, chromium } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
@@ -148,7 +148,7 @@ describe.each(testDatabases())('the bundled SDK in other runtimes ($name)', (dat
     eventType: 'product.created',
   });
 
-  (haveChromium('the browser bundle in Chromium') ? describe : describe.skip)('the browser bundle in Chromium', () => {
+  describeInChromium('the browser bundle in Chromium', () => {
     let browser: Browser;
 
     beforeAll(async () => {

@@ -93,7 +93,9 @@ export async function startServer(config: Config, tracing?: StartedTracing): Pro
   joinCluster(shutdown);
   // SQLite: one server process per data directory; a second one stops here (runtime/one-writer.ts).
   const claim = config.databaseUrl ? undefined : claimDataDirectory(config.dataDir);
-  const database = createDatabase(config);
+  const database = createDatabase(config, {
+    log: { warn: (message) => logger.warn({ source: 'knex' }, message), debug: (message) => logger.debug({ source: 'knex' }, message) },
+  });
   // The stop's steps, in order: serving ends (once there is a server), then the metrics listener
   // (scraped until the API has drained), the pool, the traces still buffered, then the logs.
   let stopServing = async (): Promise<void> => undefined;
@@ -171,6 +173,7 @@ async function prepareDatabase(config: Config, database: Knex, logger: Logger, s
   await waitForDatabase(database, {
     timeoutMs: config.database.connectTimeoutMs,
     log: (message) => logger.warn(message),
+    named: config.databaseUrl ? `DATABASE_URL (${describeDatabase(config)})` : describeDatabase(config),
     signal: shutdown.signal,
   });
   if (!config.database.migrateOnStart) return;

@@ -10,7 +10,7 @@ import request from 'supertest';
 import { createApp, docsSiteDir } from '../src/app';
 import { ManualClock } from '../src/core/clock';
 import { createServices } from '../src/services/container';
-import { chromiumPath, haveChromium } from './support/browser';
+import { chromiumPath, describeInChromium } from './support/requirements';
 
 const indexFile = path.join(docsSiteDir, 'index.html');
 /** The title of each guide in docs/guides and of CHANGELOG.md, each a section of the site. */
@@ -84,7 +84,7 @@ describe("the SDK's API reference (TypeDoc)", () => {
  * and sets REQUIRE_BROWSER=1 so that a missing browser fails instead of skipping).
  */
 const BROWSER_SUITE = 'the docs site in a browser with the network off';
-(haveChromium(BROWSER_SUITE) ? describe : describe.skip)(BROWSER_SUITE, () => {
+describeInChromium(BROWSER_SUITE, () => {
   let browser: Browser;
   let server: Server;
   let origin: string;

@@ -12,6 +12,7 @@ import { createRequire } from 'node:module';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { isMet, POSTGRES } from '../../../packages/server/test/support/requirements';
 
 const root = path.resolve(__dirname, '..', '..', '..');
 const script = path.join(root, 'tools', 'image', 'runtime-tree.sh');
@@ -204,9 +205,7 @@ function postgres(url: string): TestDatabase {
 
 function testDatabases(): TestDatabase[] {
   const databases = [sqlite()];
-  const url = process.env.TEST_DATABASE_URL;
-  if (url) databases.push(postgres(url));
-  else if (process.env.REQUIRE_POSTGRES === '1') throw new Error('REQUIRE_POSTGRES=1 but TEST_DATABASE_URL is not set');
+  if (isMet(POSTGRES, 'the service from the runtime tree on PostgreSQL')) databases.push(postgres(process.env.TEST_DATABASE_URL as string));
   return databases;
 }
 

@@ -60,6 +60,8 @@ export interface WaitOptions {
   /** Give up after this long (the start then exits 1 with the last error). */
   readonly timeoutMs: number;
   readonly log: (message: string) => void;
+  /** The database as the operator knows it, for the final refusal: the setting that names it and where it points. */
+  readonly named: string;
   readonly signal?: AbortSignal;
   /** First wait, doubled after each failure up to `maxDelayMs` (with jitter, so replicas spread out). */
   readonly firstDelayMs?: number;
@@ -71,7 +73,7 @@ export interface WaitOptions {
  * often starts before its database. Each wait is logged; a failure that is not about reaching the
  * database (a wrong password, a missing database) is thrown at once, since waiting will not mend it.
  */
-export async function waitForDatabase(db: Knex, { timeoutMs, log, signal, firstDelayMs = 250, maxDelayMs = 5000 }: WaitOptions): Promise<void> {
+export async function waitForDatabase(db: Knex, { timeoutMs, log, named, signal, firstDelayMs = 250, maxDelayMs = 5000 }: WaitOptions): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let delay = firstDelayMs;
   for (let attempt = 1; ; attempt++) {
@@ -81,7 +83,7 @@ export async function waitForDatabase(db: Knex, { timeoutMs, log, signal, firstD
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       if (!isDatabaseUnavailable(error) || Date.now() + delay > deadline || signal?.aborted) {
-        throw new Error(`the database does not answer: ${reason}`);
+        throw new Error(`${named} does not answer: ${reason}`);
       }
       const wait = Math.round(delay * (0.5 + Math.random() / 2));
       log(`the database does not answer yet (${reason}); attempt ${attempt}, retrying in ${wait} ms`);

@@ -60,17 +60,48 @@ export interface DatabaseOptions {
   pgSchema?: string;
   /** SQLite: the file name inside the data directory. */
   sqliteFile?: string;
+  /** Where knex's own complaints go (the server gives its JSON logger); by default, standard error. */
+  log?: DatabaseLog;
+}
+
+/** The levels knex's complaints are written at. */
+export interface DatabaseLog {
+  warn(message: string): void;
+  debug(message: string): void;
+}
+
+/** Without a logger: warnings to standard error, whose readers are people; standard output may carry a command's answer. */
+const stderrLog: DatabaseLog = {
+  warn: (message) => process.stderr.write(`${message}\n`),
+  debug: () => undefined,
+};
+
+/**
+ * knex writes its complaints with `console.log` unless given a logger, which would put plain text
+ * among the JSON lines on standard output. "Acquire connection error" is the same failure that the
+ * caller receives and logs itself (the start's wait for the database, a request's 503), with a
+ * stack: it is kept at debug so that each failure is one line, not three.
+ */
+function knexLogger(log: DatabaseLog): Knex.Config['log'] {
+  const text = (message: unknown) => (typeof message === 'string' ? message : JSON.stringify(message));
+  return {
+    warn: (message: unknown) => (text(message).startsWith('Acquire connection error') ? log.debug(text(message)) : log.warn(text(message))),
+    error: (message: unknown) => log.warn(text(message)),
+    deprecate: (method: string, alternative: string) => log.warn(`knex: ${method} is deprecated; use ${alternative}`),
+    debug: (message: unknown) => log.debug(text(message)),
+  };
 }
 
 /** PostgreSQL when DATABASE_URL is set; otherwise an SQLite file (WAL) under the data directory. */
 export function createDatabase(
   config: Pick<Config, 'databaseUrl' | 'dataDir'> & { database?: Pick<DatabaseConfig, 'poolMax' | 'statementTimeoutMs'> },
-  { pgSchema, sqliteFile = 'store.sqlite' }: DatabaseOptions = {},
+  { pgSchema, sqliteFile = 'store.sqlite', log = stderrLog }: DatabaseOptions = {},
 ): Knex {
   if (config.databaseUrl) {
     const { poolMax = 10, statementTimeoutMs = 30_000 } = config.database ?? {};
     return knex({
       client: 'pg',
+      log: knexLogger(log),
       // A statement past its time is cancelled by the server (57014), so one slow query cannot hold a connection forever.
       connection: { connectionString: config.databaseUrl, statement_timeout: statementTimeoutMs, connectionTimeoutMillis: PG_CONNECT_MS },
       pool: { min: 0, max: poolMax, afterCreate: retiredWhenTheSessionEnds },
@@ -84,6 +115,7 @@ export function createDatabase(
   const db = knex({
     // better-sqlite3 is synchronous: no hand-off to libuv's thread pool per statement (~0.45 ms each with sqlite3).
     client: 'better-sqlite3',
+    log: knexLogger(log),
     connection: { filename },
     useNullAsDefault: true,
     pool: {

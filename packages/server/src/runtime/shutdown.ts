@@ -21,8 +21,10 @@ export type ShutdownStep = (signal: string | undefined) => Promise<void> | void;
 /**
  * The one way a long-running process of this service stops (the server, `svc worker`, long CLI
  * commands): SIGTERM or SIGINT starts the stop, `signal` is aborted at once so loops notice, the
- * steps run in order, and the process exits 0 when they are done. A second signal exits 1 at once;
- * an uncaught exception or unhandled rejection is logged and stops the process the same way, with
+ * steps run in order, and the process exits 0 when they are done. A second SIGTERM or SIGINT exits 1
+ * at once, unless it comes within `SAME_STOP_MS` of the first: then it is the same stop, delivered
+ * twice (a terminal's Ctrl-C reaches every process of `pnpm start`, and pnpm forwards its own copy).
+ * An uncaught exception or unhandled rejection is logged and stops the process the same way, with
  * exit code 1. Built on close-with-grace (docs/decisions.md, "Running in production").
  */
 export interface Shutdown {
@@ -38,6 +40,12 @@ export interface Shutdown {
   release(): void;
 }
 
+/** A stop signal this soon after the stop began is the same stop, not a demand to exit at once. */
+export const SAME_STOP_MS = 1000;
+
+/** The signals this module answers itself (close-with-grace answers the others): their repeats are told apart by time. */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
+
 export function handleShutdown({ deadlineMs, log }: ShutdownOptions): Shutdown {
   const steps: ShutdownStep[] = [];
   const controller = new AbortController();
@@ -45,17 +53,29 @@ export function handleShutdown({ deadlineMs, log }: ShutdownOptions): Shutdown {
   const begun = new Promise<void>((resolve) => {
     begin = resolve;
   });
+  let stoppingSince: number | undefined;
+  let stopSignal: NodeJS.Signals | undefined;
+  const onStopSignal = (signal: NodeJS.Signals) => {
+    if (stoppingSince === undefined) {
+      stopSignal = signal;
+      listeners.close();
+    } else if (Date.now() - stoppingSince >= SAME_STOP_MS) {
+      log.error(`second ${signal}: exiting at once`);
+      process.exit(1);
+    }
+  };
   const listeners = closeWithGrace(
     {
       delay: deadlineMs,
       // `beforeExit` is a short command ending by itself, not a stop: its exit code is its own.
-      skip: ['beforeExit'],
+      skip: ['beforeExit', ...STOP_SIGNALS],
       logger: false,
       onSecondSignal: (signal) => log.error(`second ${signal}: exiting at once`),
       onSecondError: (error) => log.error('a second uncaught error while stopping: exiting at once', error),
       onTimeout: (delay) => log.error(`the stop took longer than ${delay} ms: exiting`),
     },
-    async ({ signal, err }) => {
+    async ({ signal = stopSignal, err }) => {
+      stoppingSince = Date.now();
       if (err) log.error('uncaught error: stopping', err);
       else log.info(signal ? `${signal} received: stopping` : 'stopping');
       controller.abort();
@@ -69,12 +89,16 @@ export function handleShutdown({ deadlineMs, log }: ShutdownOptions): Shutdown {
       }
     },
   );
+  for (const signal of STOP_SIGNALS) process.on(signal, onStopSignal);
   return {
     signal: controller.signal,
     begun,
     onStop: (step) => void steps.push(step),
     stop: () => listeners.close(),
-    release: () => listeners.uninstall(),
+    release: () => {
+      listeners.uninstall();
+      for (const signal of STOP_SIGNALS) process.removeListener(signal, onStopSignal);
+    },
   };
 }
 

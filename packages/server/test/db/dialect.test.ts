@@ -1,6 +1,6 @@
 import { holdLeadership, type Leadership } from '../../src/db/dialect';
 import { until } from '../support/built-server';
-import { testDatabases } from '../support/databases';
+import { describeOnPostgres, testDatabases } from '../support/databases';
 
 describe.each(testDatabases('sqlite'))('the leader on $name', (testDatabase) => {
   it('is the one server process, at once', async () => {
@@ -17,7 +17,7 @@ describe.each(testDatabases('sqlite'))('the leader on $name', (testDatabase) => 
   });
 });
 
-describe.each(testDatabases('postgres'))('the leader on $name (several instances)', (testDatabase) => {
+describeOnPostgres('the leader on PostgreSQL (several instances)', (testDatabase) => {
   it('is one instance at a time; when it stops, another takes the lead at its next try', async () => {
     const db = await testDatabase.open();
     const leaderships: Leadership[] = [];

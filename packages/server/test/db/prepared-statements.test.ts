@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import pg from 'pg';
 import { preparedRowSets, preparedRows } from '../../src/db/prepared-statements';
-import { testDatabases } from '../support/databases';
+import { describeOnPostgres } from '../support/databases';
 
 /**
  * PostgreSQL's hot statements run as prepared statements of their own (docs/decisions.md, "The
@@ -10,7 +10,7 @@ import { testDatabases } from '../support/databases';
  * their row description once per connection, and leave a connection usable after a refusal. A
  * connection whose session PostgreSQL ended is never handed out again, by either path (db/connection).
  */
-describe.each(testDatabases('postgres'))('prepared statements and pooled connections on $name', (testDatabase) => {
+describeOnPostgres('prepared statements and pooled connections on PostgreSQL', (testDatabase) => {
   let db: Knex;
 
   beforeAll(async () => {

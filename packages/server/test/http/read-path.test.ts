@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { versionUseWritten } from '../../src/services/api-versions';
 import { getProductCall, listProductsCall, openShop, seedProducts } from '../support/catalog-products';
-import { testDatabases } from '../support/databases';
+import { describeOnPostgres, testDatabases } from '../support/databases';
 import { suiteHarness } from '../support/harness';
 
 /**
@@ -64,7 +64,7 @@ describe.each(testDatabases())('the round trips of a product read on $name', (te
   });
 });
 
-describe.each(testDatabases('postgres'))('prepared reads on $name', (testDatabase) => {
+describeOnPostgres('prepared reads on PostgreSQL', (testDatabase) => {
   const h = suiteHarness(testDatabase);
 
   it('a migration that changes the columns of a prepared read while the process serves: the read is prepared again, no request fails', async () => {

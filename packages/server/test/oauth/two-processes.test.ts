@@ -1,13 +1,9 @@
-import { type TestDatabase, testDatabases } from '../support/databases';
+import { describeOnPostgres } from '../support/databases';
 import { createTestApp, createTestStore, installWithTokens, type StoreFixture, suiteHarness } from '../support/harness';
 import { type ServerProcess, SERVER_START_MS as START_MS, startServerProcess } from '../support/spawned-server';
 import { countTokens, expectAccessRefused, expectAccessWorks, expectOneSharedPair, postToken, refreshBody } from '../support/token-client';
 
-const postgres = testDatabases().find((database) => database.name === 'postgres');
-const describeOnPostgres = postgres ? describe : describe.skip;
-
-describeOnPostgres(`two server processes on one PostgreSQL schema${postgres ? '' : ' (skipped: TEST_DATABASE_URL is not set)'}`, () => {
-  const testDatabase = postgres as TestDatabase;
+describeOnPostgres('two server processes on one PostgreSQL schema', (testDatabase, url) => {
   const h = suiteHarness(testDatabase, { teardownMs: START_MS });
   h.atEnd(async () => {
     await Promise.all(servers.map((server) => server.stop()));
@@ -22,8 +18,8 @@ describeOnPostgres(`two server processes on one PostgreSQL schema${postgres ? ''
     const { rows } = (await h.db.raw('select current_schema() as schema')) as { rows: { schema: string }[] };
     const schema = rows[0]?.schema as string;
     const started = await Promise.allSettled([
-      startServerProcess({ TEST_PG_URL: process.env.TEST_DATABASE_URL, TEST_PG_SCHEMA: schema }),
-      startServerProcess({ TEST_PG_URL: process.env.TEST_DATABASE_URL, TEST_PG_SCHEMA: schema }),
+      startServerProcess({ TEST_PG_URL: url, TEST_PG_SCHEMA: schema }),
+      startServerProcess({ TEST_PG_URL: url, TEST_PG_SCHEMA: schema }),
     ]);
     servers = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
     const failure = started.find((result): result is PromiseRejectedResult => result.status === 'rejected');

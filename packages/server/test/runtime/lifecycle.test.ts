@@ -5,8 +5,9 @@
  */
 import net from 'node:net';
 import { createDatabase } from '../../src/db/connection';
+import { SAME_STOP_MS } from '../../src/runtime/shutdown';
 import { builtServer, builtServersPerTest, expectRefusedStart, freshPostgresDatabase, statusOf, tempDataDir, until } from '../support/built-server';
-import { recordSkip } from '../support/skips';
+import { describeOnPostgres } from '../support/databases';
 
 jest.setTimeout(120_000);
 
@@ -66,9 +67,23 @@ describe('probes and the stop on SQLite', () => {
     expect(ready.headers.get('retry-after')).toBe('5');
     expect(await ready.json()).toMatchObject({ error: { code: 'SERVICE_UNAVAILABLE', message: 'Not ready: the instance is stopping.' } });
     expect(await statusOf(`${base}/livez`)).toBe(200);
-    // A second signal does not wait for the delay.
+    // A second signal, once the first's window has passed, does not wait for the delay.
+    await new Promise((resolve) => setTimeout(resolve, SAME_STOP_MS));
     run.child.kill('SIGTERM');
     expect(await run.exited).toBe(1);
+    expect(run.stdout).toContain('second SIGTERM: exiting at once');
+  });
+
+  it('a signal delivered twice at once (Ctrl-C reaching the server and pnpm, which forwards it) is one stop: drained, exit 0', async () => {
+    const run = start({ DATA_DIR: tempDataDir(), LOG_LEVEL: 'info', SHUTDOWN_DELAY_MS: '300', SHUTDOWN_TIMEOUT_MS: '1000' });
+    const base = `http://127.0.0.1:${await run.port()}`;
+    await until(async () => (await statusOf(`${base}/readyz`)) === 200);
+    run.child.kill('SIGINT');
+    run.child.kill('SIGINT');
+    await until(async () => (await statusOf(`${base}/readyz`)) === 503);
+    expect(await run.exited).toBe(0);
+    expect(run.stdout.match(/SIGINT received: stopping/g)).toHaveLength(1);
+    expect(run.stdout).not.toContain('second SIGINT');
   });
 
   it('a request that never sends its body does not hold the stop past SHUTDOWN_TIMEOUT_MS', async () => {
@@ -98,6 +113,29 @@ describe('probes and the stop on SQLite', () => {
     const messages = lines.map((line) => String(JSON.parse(line).msg));
     expect(messages).toContain('SIGTERM received: stopping');
     expect(messages.some((message) => message.startsWith('Store API http://localhost:'))).toBe(true);
+  });
+
+  it('in production a database that never answers keeps stdout JSON while the start retries, then refuses in one line naming DATABASE_URL', async () => {
+    // A port that was free a moment ago: nothing listens there, so every connection is refused.
+    const probe = net.createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const { port } = probe.address() as net.AddressInfo;
+    await new Promise((resolve) => probe.close(resolve));
+    const run = start({
+      NODE_ENV: 'production',
+      SECRET_KEY: KEY,
+      LOG_LEVEL: 'info',
+      DATABASE_URL: `postgres://svc:svc@127.0.0.1:${port}/nowhere`,
+      DATABASE_CONNECT_TIMEOUT_MS: '1500',
+    });
+    expect(await run.exited).toBe(1);
+    const lines = run.stdout.trimEnd().split('\n');
+    expect(lines.length).toBeGreaterThan(1);
+    for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+    expect(lines.every((line) => String(JSON.parse(line).msg).startsWith('the database does not answer yet'))).toBe(true);
+    expect(run.stderr.trimEnd().split('\n')).toEqual([
+      `the service could not start: DATABASE_URL (PostgreSQL at 127.0.0.1:${port}/nowhere) does not answer: connect ECONNREFUSED 127.0.0.1:${port}`,
+    ]);
   });
 });
 
@@ -140,18 +178,7 @@ function relayTo(target: URL) {
   return { up, down, reserve, urlFor: (database: string) => `postgres://${target.username}:${target.password}@127.0.0.1:${port}${new URL(database).pathname}` };
 }
 
-const pgUrl = process.env.TEST_DATABASE_URL;
-if (!pgUrl)
-  recordSkip({
-    suite: 'the built server on PostgreSQL (late database, outage, racing replicas)',
-    reason: 'TEST_DATABASE_URL is not set',
-    howToRun: 'set TEST_DATABASE_URL to a postgres:// URL',
-  });
-const onPostgres = pgUrl ? describe : describe.skip;
-
-onPostgres('the built server on PostgreSQL', () => {
-  const adminUrl = pgUrl as string;
-
+describeOnPostgres('the built server on PostgreSQL', (_postgres, adminUrl) => {
   it('waits for a database that is not up yet, then serves', async () => {
     const database = await freshPostgresDatabase(adminUrl);
     const relay = relayTo(new URL(adminUrl));

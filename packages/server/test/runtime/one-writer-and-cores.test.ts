@@ -10,7 +10,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { promisify } from 'node:util';
 import { builtCli, builtServersPerTest, freshPostgresDatabase, repositoryRoot, type ServerRun, statusOf, tempDataDir, until } from '../support/built-server';
-import { recordSkip } from '../support/skips';
+import { describeOnPostgres } from '../support/databases';
 
 jest.setTimeout(120_000);
 
@@ -68,14 +68,7 @@ const logLines = (run: ServerRun): Array<Record<string, unknown>> =>
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 
-const pgUrl = process.env.TEST_DATABASE_URL;
-if (!pgUrl)
-  recordSkip({ suite: 'WEB_CONCURRENCY on PostgreSQL', reason: 'TEST_DATABASE_URL is not set', howToRun: 'set TEST_DATABASE_URL to a postgres:// URL' });
-const onPostgres = pgUrl ? describe : describe.skip;
-
-onPostgres('PostgreSQL: WEB_CONCURRENCY server processes behind one port', () => {
-  const adminUrl = pgUrl as string;
-
+describeOnPostgres('PostgreSQL: WEB_CONCURRENCY server processes behind one port', (_postgres, adminUrl) => {
   it('serves from two processes, replaces one that dies, and stops them all on SIGTERM with exit 0', async () => {
     const database = await freshPostgresDatabase(adminUrl);
     try {

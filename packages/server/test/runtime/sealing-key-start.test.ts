@@ -16,7 +16,7 @@ import {
   tempDataDir,
   until,
 } from '../support/built-server';
-import { recordSkip } from '../support/skips';
+import { describeOnPostgres } from '../support/databases';
 
 jest.setTimeout(120_000);
 
@@ -78,18 +78,7 @@ describe('sealing keys at start on SQLite', () => {
   });
 });
 
-const pgUrl = process.env.TEST_DATABASE_URL;
-if (!pgUrl)
-  recordSkip({
-    suite: 'sealing keys at start on PostgreSQL',
-    reason: 'TEST_DATABASE_URL is not set',
-    howToRun: 'set TEST_DATABASE_URL to a postgres:// URL',
-  });
-const onPostgres = pgUrl ? describe : describe.skip;
-
-onPostgres('sealing keys at start on PostgreSQL', () => {
-  const adminUrl = pgUrl as string;
-
+describeOnPostgres('sealing keys at start on PostgreSQL', (_postgres, adminUrl) => {
   it('refuses a development instance without SECRET_KEY instead of making a key of its own', async () => {
     const database = await freshPostgresDatabase(adminUrl);
     try {

@@ -3,7 +3,7 @@ import type { ApiError } from '../../src/core/errors';
 import { migrateToLatest } from '../../src/db/migrate';
 import { errorHeaders, rateLimitHeaders } from '../../src/http/protocol-headers';
 import { API_QUOTAS_TABLE, foldedSpendSql, type Quota, type RateLimiter, rateLimited, rateLimiter } from '../../src/services/rate-limit';
-import { type TestDatabase, testDatabases } from '../support/databases';
+import { describeOnPostgres, type TestDatabase, testDatabases } from '../support/databases';
 import { shiftableSystemTime } from '../support/system-time';
 
 const quota: Quota = { policy: 'installation', limit: 3, windowMs: 5000 };
@@ -77,7 +77,7 @@ describe.each(testDatabases('sqlite'))('API quotas on $name (one server process)
   });
 });
 
-describe.each(testDatabases('postgres'))('API quotas on $name (several instances)', (testDatabase) => {
+describeOnPostgres('API quotas on PostgreSQL (several instances)', (testDatabase) => {
   const systemTime = shiftableSystemTime();
 
   it("count a spend folded into the caller's own statement together with the library's, in the same row", async () => {

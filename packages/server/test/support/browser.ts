@@ -1,23 +1,6 @@
-import fs from 'node:fs';
 import type { Express } from 'express';
 import request from 'supertest';
 import { type AppFixture, REDIRECT_URI, RFC7636_CHALLENGE, type StoreFixture } from './harness';
-import { recordSkip } from './skips';
-
-/** The Chromium that the suites in a real browser drive (playwright-core's `executablePath`): Debian's package unless CHROMIUM_PATH names another. */
-export const chromiumPath = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-
-/**
- * Whether a suite in a real browser can run here. Without Chromium it is skipped and named, with
- * the reason, at the end of the run; with REQUIRE_BROWSER=1 (CI) a missing browser fails instead,
- * so that CI cannot pass by skipping.
- */
-export function haveChromium(suite: string): boolean {
-  if (fs.existsSync(chromiumPath)) return true;
-  if (process.env.REQUIRE_BROWSER === '1') throw new Error(`REQUIRE_BROWSER=1 but no Chromium at ${chromiumPath} (set CHROMIUM_PATH)`);
-  recordSkip({ suite, reason: `no Chromium at ${chromiumPath}`, howToRun: 'set CHROMIUM_PATH to a Chromium binary' });
-  return false;
-}
 
 /** A cookie jar, as a browser keeps one for the service's origin. */
 export class CookieJar {

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import knex, { type Knex } from 'knex';
 import { createDatabase } from '../../src/db/connection';
-import { recordSkip } from './skips';
+import { describeWith, isMet, POSTGRES } from './requirements';
 
 export interface TestDatabase {
   name: 'sqlite' | 'postgres';
@@ -15,21 +15,31 @@ export interface TestDatabase {
 }
 
 /**
- * The databases a suite runs against: SQLite always; PostgreSQL too when TEST_DATABASE_URL is set
- * (CI sets it, with REQUIRE_POSTGRES=1 so that a missing URL fails instead). Each suite gets its own
- * SQLite file or PostgreSQL schema, dropped afterwards. Without PostgreSQL, its runs there are noted
- * as skipped (support/skips), since jest cannot count tests that were never declared. `only` picks
- * one of the two.
+ * The databases a suite runs against: SQLite always; PostgreSQL too where TEST_DATABASE_URL is set.
+ * Each suite gets its own SQLite file or PostgreSQL schema, dropped afterwards. Without PostgreSQL,
+ * its runs there are noted as skipped (support/requirements), since jest cannot count tests that
+ * were never declared. `'sqlite'` keeps a suite to SQLite; a block for PostgreSQL alone is
+ * `describeOnPostgres`, which skips cleanly where there is none (a `describe.each` over an empty
+ * list fails its whole file instead).
  */
-export function testDatabases(only?: TestDatabase['name']): TestDatabase[] {
-  const databases: TestDatabase[] = only === 'postgres' ? [] : [sqlite()];
+export function testDatabases(only?: 'sqlite'): TestDatabase[] {
+  const databases: TestDatabase[] = [sqlite()];
   // A suite for SQLite alone has no runs on PostgreSQL to skip.
   if (only === 'sqlite') return databases;
-  const url = process.env.TEST_DATABASE_URL;
-  if (url) databases.push(postgres(url));
-  else if (process.env.REQUIRE_POSTGRES === '1') throw new Error('REQUIRE_POSTGRES=1 but TEST_DATABASE_URL is not set');
-  else recordSkip({ suite: 'its runs on PostgreSQL', reason: 'TEST_DATABASE_URL is not set', howToRun: 'set TEST_DATABASE_URL to a postgres:// URL' });
+  if (isMet(POSTGRES, 'its runs on PostgreSQL')) databases.push(postgres(process.env.TEST_DATABASE_URL as string));
   return databases;
+}
+
+/**
+ * A block for PostgreSQL alone (several instances on one database, its own statements, the built
+ * server against it): run on a schema of its own on TEST_DATABASE_URL's server, whose URL the body
+ * also gets; without it, skipped and named at the end of the run (support/requirements).
+ */
+export function describeOnPostgres(title: string, body: (testDatabase: TestDatabase, url: string) => void): void {
+  describeWith(POSTGRES, title, () => {
+    const url = process.env.TEST_DATABASE_URL as string;
+    body(postgres(url), url);
+  });
 }
 
 function sqlite(): TestDatabase {

@@ -1,13 +1,9 @@
 import type { Knex } from 'knex';
 import { payOrder, placeOrder } from '../../../src/domain/storefront/orders/changes';
 import { productRow } from '../../support/catalog-fixtures';
-import { type TestDatabase, testDatabases } from '../../support/databases';
+import { describeOnPostgres } from '../../support/databases';
 import { suiteHarness } from '../../support/harness';
 import { digitalForSale, forSale, openShop, type Shop } from '../../support/storefront-fixtures';
-
-/** The race needs two connections writing at once: PostgreSQL (SQLite has one writer). */
-const postgres = testDatabases().find((database) => database.name === 'postgres');
-const describeOnPostgres = postgres ? describe : describe.skip;
 
 const CONTENDERS = 8;
 
@@ -19,13 +15,14 @@ const settled = async (attempts: Array<Promise<unknown>>) => {
   };
 };
 
-describeOnPostgres(`the last unit under concurrent orders on PostgreSQL${postgres ? '' : ' (skipped: TEST_DATABASE_URL is not set)'}`, () => {
-  const h = suiteHarness(postgres as TestDatabase);
+/** The race needs two connections writing at once: PostgreSQL (SQLite has one writer). */
+describeOnPostgres('the last unit under concurrent orders on PostgreSQL', (postgres) => {
+  const h = suiteHarness(postgres);
   let second: Knex;
   let shop: Shop;
 
   beforeAll(async () => {
-    second = await (postgres as TestDatabase).openAnother();
+    second = await postgres.openAnother();
     shop = await openShop(h);
   });
 

@@ -1,0 +1,65 @@
+import fs from 'node:fs';
+import { recordSkip } from './skips';
+
+/**
+ * Something a block of tests needs beyond Node and this repository: PostgreSQL, a Chromium. Where it
+ * is missing the block is skipped and named at the end of the run with the reason and what to set
+ * (support/skips); where CI requires it (`requiredBy`: REQUIRE_POSTGRES=1, REQUIRE_BROWSER=1), its
+ * absence fails the file instead, so that CI cannot pass by skipping.
+ */
+export interface Requirement {
+  /** Why it is missing here, or undefined when it is met. */
+  readonly missing: string | undefined;
+  /** What to set to run the block, in words: `set TEST_DATABASE_URL to a postgres:// URL`. */
+  readonly howToRun: string;
+  /** The variable that turns its absence into a failure. */
+  readonly requiredBy: string;
+}
+
+/** Whether the requirement is met; when it is not, the skip is noted (or, where it is required, this throws). */
+export function isMet(requirement: Requirement, suite: string): boolean {
+  if (requirement.missing === undefined) return true;
+  if (process.env[requirement.requiredBy] === '1') throw new Error(`${requirement.requiredBy}=1 but ${requirement.missing}`);
+  recordSkip({ suite, reason: requirement.missing, howToRun: requirement.howToRun });
+  return false;
+}
+
+/** The name of a skipped block's one test; `.ci/run` runs every file with nothing but these (`jest -t`). */
+export const MISSING_HERE = 'needs what is missing here';
+
+/**
+ * `describe` where the requirement is met. Elsewhere the block is declared skipped, with one test
+ * that names the reason (so jest counts it), and its body never runs: a body may set up what only
+ * exists where the requirement is met.
+ */
+export function describeWith(requirement: Requirement, title: string, body: () => void): void {
+  if (isMet(requirement, title)) {
+    describe(title, body);
+    return;
+  }
+  describe.skip(title, () => {
+    it(`${MISSING_HERE}: ${requirement.missing}`, () => undefined);
+  });
+}
+
+/** PostgreSQL for the tests: TEST_DATABASE_URL's server (CI sets it, with REQUIRE_POSTGRES=1). */
+export const POSTGRES: Requirement = {
+  missing: process.env.TEST_DATABASE_URL ? undefined : 'TEST_DATABASE_URL is not set',
+  howToRun: 'set TEST_DATABASE_URL to a postgres:// URL',
+  requiredBy: 'REQUIRE_POSTGRES',
+};
+
+/** The Chromium that the suites in a real browser drive (playwright-core's `executablePath`): Debian's package unless CHROMIUM_PATH names another. */
+export const chromiumPath = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+
+/** A Chromium for the suites in a real browser (CI installs Debian's package and sets REQUIRE_BROWSER=1). */
+export const CHROMIUM: Requirement = {
+  missing: fs.existsSync(chromiumPath) ? undefined : `no Chromium at ${chromiumPath}`,
+  howToRun: 'set CHROMIUM_PATH to a Chromium binary',
+  requiredBy: 'REQUIRE_BROWSER',
+};
+
+/** A block in a real browser: run where Chromium is; elsewhere skipped and named at the end of the run. */
+export function describeInChromium(title: string, body: () => void): void {
+  describeWith(CHROMIUM, title, body);
+}
