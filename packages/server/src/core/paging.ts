@@ -1,4 +1,4 @@
-import { type CursorFilters, openCursor, sealCursor } from './cursor';
+import { type CursorFilters, type CursorKey, openCursor, sealCursor } from './cursor';
 import { ApiError } from './errors';
 import { PAGE_DEFAULT } from './limits';
 
@@ -40,43 +40,109 @@ export interface ListScope {
   filters: CursorFilters;
 }
 
-/** Where a keyset page starts: after the cursor's last id (none for a first page), `limit + 1` rows, and the first page's time. */
+/** A column of a walk's sort key, with the type its cursor value must have. */
+export interface KeyColumn {
+  readonly name: string;
+  readonly type: 'number' | 'string';
+}
+
+/**
+ * The order a list walks in: its sort key (the last column unique, so that no two rows tie) and the
+ * direction. Every list walks `BY_ID`; given `updated_since` it walks `BY_UPDATE`, so that a record
+ * changed during the walk moves behind the cursor and is served again later in the same walk, never
+ * skipped (docs/decisions.md, "Incremental lists"). The events feed walks newest first.
+ */
+export interface Walk {
+  readonly key: readonly [KeyColumn, ...KeyColumn[]];
+  readonly direction: 'asc' | 'desc';
+}
+
+export const BY_ID: Walk = { key: [{ name: 'id', type: 'number' }], direction: 'asc' };
+export const BY_UPDATE: Walk = {
+  key: [
+    { name: 'updated_at', type: 'number' },
+    { name: 'id', type: 'number' },
+  ],
+  direction: 'asc',
+};
+
+/** The sort key of the last row a page served: the next page starts after it. */
+export type KeysetAfter = CursorKey;
+
+/** Where a keyset page starts: after the cursor's last key (none for a first page), `limit + 1` rows, and the first page's time. */
 export interface PageStart {
-  afterId: number | undefined;
+  after: KeysetAfter | undefined;
   take: number;
   firstPageAt: number;
 }
 
+const qualified = (alias: string, column: string) => (alias === '' ? column : `${alias}.${column}`);
+
+/**
+ * The condition that starts a page after `after` in the walk's order, as one row-value comparison
+ * (`(updated_at, id) > (?, ?)`), which PostgreSQL and SQLite both read as a range of the
+ * `(store_id, updated_at, id)` index; as knex's `whereRaw` takes it. Columns are qualified with
+ * `alias` when given.
+ */
+export function boundAfter(walk: Walk, after: KeysetAfter, alias = ''): [sql: string, values: (string | number)[]] {
+  const columns = walk.key.map((column) => qualified(alias, column.name));
+  const values = walk.key.map((column) => after[column.name] as string | number);
+  const placeholders = values.map(() => '?').join(', ');
+  return [`(${columns.join(', ')}) ${walk.direction === 'asc' ? '>' : '<'} (${placeholders})`, values];
+}
+
+/** The walk's `order by` list: `updated_at asc, id asc`. */
+export const walkOrder = (walk: Walk, alias = ''): string => walk.key.map((column) => `${qualified(alias, column.name)} ${walk.direction}`).join(', ');
+
+/** The cursor's key, when it has exactly the walk's columns with their types (a key of another walk is another list's cursor). */
+function keyOfWalk(walk: Walk, after: CursorKey): KeysetAfter | undefined {
+  if (Object.keys(after).length !== walk.key.length) return undefined;
+  for (const column of walk.key) {
+    const value = after[column.name];
+    const fits = column.type === 'number' ? typeof value === 'number' && Number.isSafeInteger(value) : typeof value === 'string';
+    if (!fits) return undefined;
+  }
+  return after;
+}
+
 /** Opens the request's cursor for this list: 400 INVALID_CURSOR (or CURSOR_EXPIRED) for one that is not this list's. */
-export function pageStartOf(request: ListRequest, scope: ListScope): PageStart {
+export function pageStartOf(request: ListRequest, scope: ListScope, walk: Walk = BY_ID): PageStart {
   const { key, now } = request.pager;
   const take = (request.limit ?? PAGE_DEFAULT) + 1;
-  if (request.cursor === undefined) return { afterId: undefined, take, firstPageAt: now };
+  if (request.cursor === undefined) return { after: undefined, take, firstPageAt: now };
   const opened = openCursor(key, request.cursor, scope, now);
-  const after = opened.after.id;
-  if (typeof after !== 'number' || !Number.isSafeInteger(after)) throw new ApiError('INVALID_CURSOR', 'The cursor does not belong to this list.');
-  return { afterId: after, take, firstPageAt: opened.firstPageAt };
+  const after = keyOfWalk(walk, opened.after);
+  if (!after) throw new ApiError('INVALID_CURSOR', 'The cursor does not belong to this list.');
+  return { after, take, firstPageAt: opened.firstPageAt };
 }
 
 /**
- * One keyset page ordered by `id`: reads `limit + 1` rows after the cursor's last id (the reader
- * must use an index and `id > after`, never OFFSET), and seals the next cursor with the list's
- * scope and the first page's time, so page N costs what page 1 does and a cursor expires 15 minutes
- * after its first page. Every list pages here, in the domain; handlers only pass the request through.
+ * One keyset page in the walk's order: reads `limit + 1` rows after the cursor's last key (the
+ * reader must use an index and `afterCondition`, never OFFSET), and seals the next cursor with the
+ * list's scope, the last row's key and the first page's time, so page N costs what page 1 does and a
+ * cursor expires 15 minutes after its first page. Every list pages here, in the domain; handlers only
+ * pass the request through.
  */
-export async function keysetPage<Row extends { id: number }, Item>(
+export async function keysetPage<Row extends object, Item>(
   request: ListRequest,
   scope: ListScope,
-  read: (afterId: number | undefined, take: number) => Promise<readonly Row[]>,
+  walk: Walk,
+  read: (after: KeysetAfter | undefined, take: number) => Promise<readonly Row[]>,
   view: (rows: readonly Row[]) => Promise<Item[]> | Item[],
 ): Promise<Page<Item>> {
   const { key } = request.pager;
-  const { afterId, take, firstPageAt } = pageStartOf(request, scope);
+  const { after, take, firstPageAt } = pageStartOf(request, scope, walk);
   const limit = take - 1;
-  const rows = await read(afterId, take);
+  const rows = await read(after, take);
   const hasMore = rows.length > limit;
   const pageRows = hasMore ? rows.slice(0, limit) : rows;
   const last = pageRows[pageRows.length - 1];
-  const nextCursor = hasMore && last ? sealCursor(key, { ...scope, after: { id: last.id }, firstPageAt }) : null;
+  const nextCursor = hasMore && last ? sealCursor(key, { ...scope, after: keyOfRow(walk, last), firstPageAt }) : null;
   return { items: await view(pageRows), page: { hasMore, limit, nextCursor } };
+}
+
+/** The walk's key of a row as read (PostgreSQL's bigint ids may arrive as text: numbers are numbers). */
+function keyOfRow(walk: Walk, row: object): CursorKey {
+  const value = (name: string) => (row as Record<string, unknown>)[name];
+  return Object.fromEntries(walk.key.map((column) => [column.name, column.type === 'number' ? Number(value(column.name)) : String(value(column.name))]));
 }

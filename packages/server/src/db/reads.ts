@@ -211,6 +211,11 @@ export class SqlConditions {
     return this;
   }
 
+  /** A condition as knex's `whereRaw` takes it (`[sql, values]`: core/paging's `boundAfter`). */
+  bound([clause, values]: readonly [string, readonly SqlValue[]]): this {
+    return this.and(clause, ...values);
+  }
+
   /** ` and a = ? and b > ?`: what follows the read's own `where`. */
   get sql(): string {
     return this.clauses.map((clause) => ` and ${clause}`).join('');

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { keysetPage, type ListRequest, type Page } from '../../../core/paging';
+import { BY_ID, boundAfter, type KeysetAfter, keysetPage, type ListRequest, type Page, walkOrder } from '../../../core/paging';
 import type { Db } from '../../../db/transactions';
 import { slugConflict } from '../../common/slugs';
 import { likeContaining, nameKeyOf } from '../../common/text';
@@ -66,11 +66,11 @@ export interface CategoryFilters {
 export function listCategories(db: Db, storeId: string, filters: CategoryFilters, request: ListRequest): Promise<Page<Category>> {
   const { search } = filters;
   const scope = { list: 'categories.list', storeId, filters: { search } };
-  const read = (afterId: number | undefined, take: number): Knex.QueryBuilder<CategoryRow, CategoryRow[]> => {
+  const read = (after: KeysetAfter | undefined, take: number): Knex.QueryBuilder<CategoryRow, CategoryRow[]> => {
     const rows = categories(db, storeId);
     if (search !== undefined) rows.andWhereRaw('name_key like ? escape ?', [likeContaining(nameKeyOf(search)), '!']);
-    if (afterId !== undefined) rows.andWhere('id', '>', afterId);
-    return rows.orderBy('id', 'asc').limit(take);
+    if (after !== undefined) rows.andWhereRaw(...boundAfter(BY_ID, after));
+    return rows.orderByRaw(walkOrder(BY_ID)).limit(take);
   };
-  return keysetPage(request, scope, read, async (rows) => (await withCounts(db, storeId, rows)).map(categoryView));
+  return keysetPage(request, scope, BY_ID, read, async (rows) => (await withCounts(db, storeId, rows)).map(categoryView));
 }

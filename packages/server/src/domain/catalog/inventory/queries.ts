@@ -1,4 +1,4 @@
-import { keysetPage, type ListRequest, type Page } from '../../../core/paging';
+import { BY_ID, boundAfter, type KeysetAfter, keysetPage, type ListRequest, type Page, walkOrder } from '../../../core/paging';
 import type { Db } from '../../../db/transactions';
 import { getProduct } from '../products/queries';
 import type { ProductRow } from '../products/row';
@@ -27,15 +27,15 @@ const STOCK_COLUMNS = ['id', 'product_kind', 'quantity', 'resource_version'] as 
 
 /** `inventory.list`: the stock of the store's products by ascending id, one keyset page. */
 export function listInventory(db: Db, storeId: string, request: ListRequest): Promise<Page<InventoryItem>> {
-  const read = (afterId: number | undefined, take: number) => {
+  const read = (after: KeysetAfter | undefined, take: number) => {
     const query = db<ProductRow>('products')
       .where({ store_id: storeId })
       .select(...STOCK_COLUMNS)
-      .orderBy('id')
+      .orderByRaw(walkOrder(BY_ID))
       .limit(take);
-    return afterId === undefined ? query : query.andWhere('id', '>', afterId);
+    return after === undefined ? query : query.andWhereRaw(...boundAfter(BY_ID, after));
   };
-  return keysetPage(request, { list: 'inventory.list', storeId, filters: {} }, read, async (rows) => {
+  return keysetPage(request, { list: 'inventory.list', storeId, filters: {} }, BY_ID, read, async (rows) => {
     const units = await availableUnitsOf(db, storeId, rows);
     return rows.map((row) => inventoryItemView(row, units.get(row.id) ?? 0));
   });

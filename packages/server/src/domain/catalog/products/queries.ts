@@ -1,6 +1,18 @@
 import { ApiError } from '../../../core/errors';
 import { parseDateTimeFilter } from '../../../core/instants';
-import { keysetPage, type ListRequest, type ListScope, type Page, pageStartOf } from '../../../core/paging';
+import {
+  BY_ID,
+  BY_UPDATE,
+  boundAfter,
+  type KeysetAfter,
+  keysetPage,
+  type ListRequest,
+  type ListScope,
+  type Page,
+  pageStartOf,
+  type Walk,
+  walkOrder,
+} from '../../../core/paging';
 import { type ReadAhead, SqlConditions, type SqlValue, selectRows } from '../../../db/reads';
 import type { Db } from '../../../db/transactions';
 import { slugConflict } from '../../common/slugs';
@@ -69,18 +81,23 @@ export interface ProductFilters {
  */
 export function listProducts(db: Db, storeId: string, filters: ProductFilters, request: ListRequest, readAhead?: ReadAhead): Promise<Page<Product>> {
   const updatedAfter = updatedAfterOf(filters);
-  const read = (afterId: number | undefined, take: number) => {
-    const { sql, params } = productPageRead(storeId, filters, updatedAfter, afterId, take);
+  const walk = walkOf(filters);
+  const read = (after: KeysetAfter | undefined, take: number) => {
+    const { sql, params } = productPageRead(storeId, filters, updatedAfter, walk, after, take);
     return selectRows<ProductViewRow & { id: number }>(db, sql, params, readAhead);
   };
-  return keysetPage(request, productListScope(storeId, filters), read, (rows) => rows.map(viewOfRow));
+  return keysetPage(request, productListScope(storeId, filters), walk, read, (rows) => rows.map(viewOfRow));
 }
 
 /** What products.list reads first: its page's statement. Throws what the list would answer: a bad `updated_since` or cursor. */
 export function firstProductPageRead(storeId: string, filters: ProductFilters, request: ListRequest): { sql: string; params: readonly SqlValue[] } {
-  const { afterId, take } = pageStartOf(request, productListScope(storeId, filters));
-  return productPageRead(storeId, filters, updatedAfterOf(filters), afterId, take);
+  const walk = walkOf(filters);
+  const { after, take } = pageStartOf(request, productListScope(storeId, filters), walk);
+  return productPageRead(storeId, filters, updatedAfterOf(filters), walk, after, take);
 }
+
+/** By id; a sync walk (`updated_since`) by update time, so that a product changed during the walk comes again later. */
+const walkOf = (filters: ProductFilters): Walk => (filters.updated_since === undefined ? BY_ID : BY_UPDATE);
 
 /** A products.list cursor holds its list, its store and its filters: it serves no other. */
 const productListScope = (storeId: string, filters: ProductFilters): ListScope => ({ list: 'products.list', storeId, filters: { ...filters } });
@@ -93,7 +110,8 @@ function productPageRead(
   storeId: string,
   filters: ProductFilters,
   updatedAfter: number | undefined,
-  afterId: number | undefined,
+  walk: Walk,
+  after: KeysetAfter | undefined,
   take: number,
 ): { sql: string; params: readonly SqlValue[] } {
   const where = new SqlConditions(storeId);
@@ -102,6 +120,6 @@ function productPageRead(
     where.and('p.category_id in (select id from categories where store_id = ? and name_key = ?)', storeId, nameKeyOf(filters.category));
   if (filters.search !== undefined) where.and("lower(p.name) like ? escape '!'", likeContaining(filters.search.toLowerCase()));
   if (updatedAfter !== undefined) where.and('p.updated_at > ?', updatedAfter);
-  if (afterId !== undefined) where.and('p.id > ?', afterId);
-  return { sql: `${PAGE_SQL}${where.sql} order by p.id asc limit ?`, params: [...where.params, take] };
+  if (after !== undefined) where.bound(boundAfter(walk, after, 'p'));
+  return { sql: `${PAGE_SQL}${where.sql} order by ${walkOrder(walk, 'p')} limit ?`, params: [...where.params, take] };
 }

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { keysetPage, type ListRequest, type Page } from '../../../core/paging';
+import { BY_ID, boundAfter, type KeysetAfter, keysetPage, type ListRequest, type Page, walkOrder } from '../../../core/paging';
 import type { Db } from '../../../db/transactions';
 import { slugConflict } from '../../common/slugs';
 import { likeContaining, nameKeyOf } from '../../common/text';
@@ -37,12 +37,12 @@ export interface PageFilters {
 export function listPages(db: Db, storeId: string, filters: PageFilters, request: ListRequest): Promise<Page<ContentPage>> {
   const { search, status } = filters;
   const scope = { list: 'pages.list', storeId, filters: { search, status } };
-  const read = (afterId: number | undefined, take: number): Knex.QueryBuilder<PageRow, PageRow[]> => {
+  const read = (after: KeysetAfter | undefined, take: number): Knex.QueryBuilder<PageRow, PageRow[]> => {
     const rows = pages(db, storeId);
     if (status !== undefined) rows.andWhere('status', status);
     if (search !== undefined) rows.andWhereRaw('title_key like ? escape ?', [likeContaining(nameKeyOf(search)), '!']);
-    if (afterId !== undefined) rows.andWhere('id', '>', afterId);
-    return rows.orderBy('id', 'asc').limit(take);
+    if (after !== undefined) rows.andWhereRaw(...boundAfter(BY_ID, after));
+    return rows.orderByRaw(walkOrder(BY_ID)).limit(take);
   };
-  return keysetPage(request, scope, read, (rows) => rows.map(pageView));
+  return keysetPage(request, scope, BY_ID, read, (rows) => rows.map(pageView));
 }

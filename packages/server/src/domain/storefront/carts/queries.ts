@@ -1,5 +1,5 @@
 import type { Reader } from '../../../core/field-scopes';
-import { keysetPage, type ListRequest, type Page } from '../../../core/paging';
+import { BY_ID, boundAfter, type KeysetAfter, keysetPage, type ListRequest, type Page, walkOrder } from '../../../core/paging';
 import { groupedBy } from '../../../core/records';
 import type { Db } from '../../../db/transactions';
 import type { VersionedResource } from '../../common/versioned';
@@ -58,10 +58,10 @@ export async function getCart(db: Db, storeId: string, id: number, reading: Cart
  * included (the spec lists no filter), on the `(store_id, id)` index.
  */
 export function listCarts(db: Db, storeId: string, reading: CartReading, request: ListRequest): Promise<Page<AbandonedCart>> {
-  const read = (afterId: number | undefined, take: number) => {
+  const read = (after: KeysetAfter | undefined, take: number) => {
     let query = db<CartRow>('abandoned_carts').where({ store_id: storeId });
-    if (afterId !== undefined) query = query.where('id', '>', afterId);
-    return query.orderBy('id').limit(take) as Promise<CartRow[]>;
+    if (after !== undefined) query = query.whereRaw(...boundAfter(BY_ID, after));
+    return query.orderByRaw(walkOrder(BY_ID)).limit(take) as Promise<CartRow[]>;
   };
-  return keysetPage(request, { list: 'abandoned_carts.list', storeId, filters: {} }, read, (rows) => cartsView(db, storeId, rows, reading));
+  return keysetPage(request, { list: 'abandoned_carts.list', storeId, filters: {} }, BY_ID, read, (rows) => cartsView(db, storeId, rows, reading));
 }

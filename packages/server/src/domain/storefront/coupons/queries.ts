@@ -1,4 +1,4 @@
-import { keysetPage, type ListRequest, type Page } from '../../../core/paging';
+import { BY_ID, boundAfter, type KeysetAfter, keysetPage, type ListRequest, type Page, walkOrder } from '../../../core/paging';
 import type { Db } from '../../../db/transactions';
 import { likeContaining, nameKeyOf } from '../../common/text';
 import type { VersionedResource } from '../../common/versioned';
@@ -43,12 +43,12 @@ export interface CouponFilters {
  * reads the lower-cased code the uniqueness rule already keeps.
  */
 export function listCoupons(db: Db, storeId: string, filters: CouponFilters, request: ListRequest): Promise<Page<Coupon>> {
-  const read = (afterId: number | undefined, take: number) => {
+  const read = (after: KeysetAfter | undefined, take: number) => {
     let query = db<CouponRow>('coupons').where({ store_id: storeId });
     if (filters.status !== undefined) query = query.where('status', filters.status);
     if (filters.search !== undefined) query = query.whereRaw("code_key like ? escape '!'", [likeContaining(nameKeyOf(filters.search))]);
-    if (afterId !== undefined) query = query.where('id', '>', afterId);
-    return query.orderBy('id').limit(take) as Promise<CouponRow[]>;
+    if (after !== undefined) query = query.whereRaw(...boundAfter(BY_ID, after));
+    return query.orderByRaw(walkOrder(BY_ID)).limit(take) as Promise<CouponRow[]>;
   };
-  return keysetPage(request, { list: 'coupons.list', storeId, filters: { ...filters } }, read, (rows) => rows.map(couponView));
+  return keysetPage(request, { list: 'coupons.list', storeId, filters: { ...filters } }, BY_ID, read, (rows) => rows.map(couponView));
 }

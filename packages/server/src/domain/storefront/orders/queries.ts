@@ -1,7 +1,7 @@
 import { ApiError } from '../../../core/errors';
 import type { Reader } from '../../../core/field-scopes';
 import { parseDateTimeFilter } from '../../../core/instants';
-import { keysetPage, type ListRequest, type Page } from '../../../core/paging';
+import { BY_ID, boundAfter, type KeysetAfter, keysetPage, type ListRequest, type Page, walkOrder } from '../../../core/paging';
 import { groupedBy } from '../../../core/records';
 import { placeholdersFor, SqlConditions, selectRows } from '../../../db/reads';
 import type { Db } from '../../../db/transactions';
@@ -119,16 +119,16 @@ async function ordersView(db: Db, storeId: string, rows: readonly OrderRow[], re
  */
 export function listOrders(db: Db, storeId: string, filters: OrderFilters, reader: Reader, request: ListRequest): Promise<Page<Order>> {
   const created = createdRangeOf(filters);
-  const read = (afterId: number | undefined, take: number) => {
+  const read = (after: KeysetAfter | undefined, take: number) => {
     const where = new SqlConditions(storeId);
     if (filters.status !== undefined) where.and('status = ?', filters.status);
     if (filters.payment_status !== undefined) where.and('payment_status = ?', filters.payment_status);
     if (created.from !== undefined) where.and('created_at >= ?', created.from);
     if (created.to !== undefined) where.and('created_at <= ?', created.to);
-    if (afterId !== undefined) where.and('id > ?', afterId);
-    return selectRows<OrderRow>(db, `select * from orders where store_id = ?${where.sql} order by id asc limit ?`, [...where.params, take]);
+    if (after !== undefined) where.bound(boundAfter(BY_ID, after));
+    return selectRows<OrderRow>(db, `select * from orders where store_id = ?${where.sql} order by ${walkOrder(BY_ID)} limit ?`, [...where.params, take]);
   };
-  return keysetPage(request, { list: 'orders.list', storeId, filters: { ...filters } }, read, (rows) => ordersView(db, storeId, rows, reader));
+  return keysetPage(request, { list: 'orders.list', storeId, filters: { ...filters } }, BY_ID, read, (rows) => ordersView(db, storeId, rows, reader));
 }
 
 /**

@@ -1,5 +1,5 @@
 import { rowIdOf } from '../../../core/ids';
-import { keysetPage, type ListRequest, type Page } from '../../../core/paging';
+import { BY_ID, boundAfter, type KeysetAfter, keysetPage, type ListRequest, type Page, walkOrder } from '../../../core/paging';
 import { SqlConditions, selectRows } from '../../../db/reads';
 import type { Db } from '../../../db/transactions';
 import { type Payment, type PaymentMethod, type PaymentRow, paymentNotFound } from './row';
@@ -29,14 +29,14 @@ export interface PaymentFilters {
 export function listPayments(db: Db, storeId: string, filters: PaymentFilters, request: ListRequest): Promise<Page<Payment>> {
   // An order id beyond the id range names no order, so it has no payments: an empty page, as the spec says of any such id.
   const orderId = filters.order_id === undefined ? undefined : (rowIdOf(filters.order_id) ?? null);
-  const read = async (afterId: number | undefined, take: number): Promise<readonly PaymentRow[]> => {
+  const read = async (after: KeysetAfter | undefined, take: number): Promise<readonly PaymentRow[]> => {
     if (orderId === null) return [];
     const where = new SqlConditions(storeId);
     if (filters.status !== undefined) where.and('status = ?', filters.status);
     if (filters.method !== undefined) where.and('method = ?', filters.method);
     if (orderId !== undefined) where.and('order_id = ?', orderId);
-    if (afterId !== undefined) where.and('id > ?', afterId);
-    return selectRows<PaymentRow>(db, `select * from payments where store_id = ?${where.sql} order by id asc limit ?`, [...where.params, take]);
+    if (after !== undefined) where.bound(boundAfter(BY_ID, after));
+    return selectRows<PaymentRow>(db, `select * from payments where store_id = ?${where.sql} order by ${walkOrder(BY_ID)} limit ?`, [...where.params, take]);
   };
-  return keysetPage(request, { list: 'payments.list', storeId, filters: { ...filters } }, read, (rows) => rows.map(paymentView));
+  return keysetPage(request, { list: 'payments.list', storeId, filters: { ...filters } }, BY_ID, read, (rows) => rows.map(paymentView));
 }

@@ -1,6 +1,6 @@
 import type { Reader } from '../../../core/field-scopes';
 import { rowIdOf } from '../../../core/ids';
-import { keysetPage, type ListRequest, type Page } from '../../../core/paging';
+import { BY_ID, boundAfter, type KeysetAfter, keysetPage, type ListRequest, type Page, walkOrder } from '../../../core/paging';
 import { SqlConditions, selectRows } from '../../../db/reads';
 import type { Db } from '../../../db/transactions';
 import type { VersionedResource } from '../../common/versioned';
@@ -61,14 +61,14 @@ export interface ReviewFilters {
 export function listReviews(db: Db, storeId: string, filters: ReviewFilters, reader: Reader, request: ListRequest): Promise<Page<Review>> {
   // A product id beyond the id range names no product, so it has no reviews: an empty page.
   const productId = filters.product_id === undefined ? undefined : (rowIdOf(filters.product_id) ?? null);
-  const read = async (afterId: number | undefined, take: number): Promise<readonly ReviewRow[]> => {
+  const read = async (after: KeysetAfter | undefined, take: number): Promise<readonly ReviewRow[]> => {
     if (productId === null) return [];
     const where = new SqlConditions(storeId);
     if (filters.status !== undefined) where.and('status = ?', filters.status);
     if (productId !== undefined) where.and('product_id = ?', productId);
     if (filters.rating !== undefined) where.and('rating = ?', filters.rating);
-    if (afterId !== undefined) where.and('id > ?', afterId);
-    return selectRows<ReviewRow>(db, `select * from reviews where store_id = ?${where.sql} order by id asc limit ?`, [...where.params, take]);
+    if (after !== undefined) where.bound(boundAfter(BY_ID, after));
+    return selectRows<ReviewRow>(db, `select * from reviews where store_id = ?${where.sql} order by ${walkOrder(BY_ID)} limit ?`, [...where.params, take]);
   };
-  return keysetPage(request, { list: 'reviews.list', storeId, filters: { ...filters } }, read, (rows) => reviewsView(db, storeId, rows, reader));
+  return keysetPage(request, { list: 'reviews.list', storeId, filters: { ...filters } }, BY_ID, read, (rows) => reviewsView(db, storeId, rows, reader));
 }
