@@ -62,16 +62,17 @@ function refusalOf(error: PackageVerificationError): WebhookVerificationError {
  * signature). Pass the subscription's secret, or both secrets while a rotation is under way (the
  * service signs with both for 24 hours): either one matching is enough. Throws a
  * `WebhookVerificationError` when a header is missing, the timestamp is not within 5 minutes of this
- * machine's clock, no signature matches, or the signed body is not an event.
+ * machine's clock, no signature matches, or the signed body is not an event; throws a `TypeError`
+ * naming the fix when `body` is not raw (a parsed object, a stream, nothing).
  */
-export function verifyWebhook(secrets: string | readonly string[], body: string | Uint8Array, headers: WebhookHeaders): WebhookEvent {
+export function verifyWebhook(secrets: string | readonly string[], body: string | Uint8Array | ArrayBuffer, headers: WebhookHeaders): WebhookEvent {
   const keys = typeof secrets === 'string' ? [secrets] : secrets;
   if (keys.length === 0) throw new TypeError('verifyWebhook needs at least one secret');
   const values = SIGNED_HEADERS.map((name) => [name, headerOf(headers, name)] as const);
   const missing = values.filter(([, value]) => !value).map(([name]) => name);
   if (missing.length > 0) throw new WebhookVerificationError('MISSING_HEADER', `The request has no ${missing.join(', ')} header.`);
   const signed = Object.fromEntries(values) as Record<(typeof SIGNED_HEADERS)[number], string>;
-  const payload = typeof body === 'string' ? body : new TextDecoder().decode(body);
+  const payload = rawBodyOf(body);
   let refusal: WebhookVerificationError | undefined;
   for (const key of keys) {
     try {
@@ -83,6 +84,33 @@ export function verifyWebhook(secrets: string | readonly string[], body: string 
     }
   }
   throw refusal;
+}
+
+/** What a value is, in the words of the refusal below. */
+function kindOf(value: unknown): string {
+  if (value === undefined) return 'undefined (no body was read: nothing parsed the request on this route)';
+  if (value === null) return 'null';
+  if (typeof value !== 'object') return `a ${typeof value}`;
+  if (typeof (value as { pipe?: unknown }).pipe === 'function') return 'a stream (the request itself)';
+  return 'an object (a body already parsed as JSON)';
+}
+
+/**
+ * The body as the signature covers it: the text as received, from a string or its bytes (a
+ * `Uint8Array`, which Node's `Buffer` is, or an `ArrayBuffer`). Anything else is the caller's
+ * mistake and no verification could pass: a parsed object re-serialised differs from what was signed
+ * (key order, spacing, number forms). The refusal names the fix, since the usual cause is a JSON body
+ * parser in front of the webhook route.
+ */
+function rawBodyOf(body: unknown): string {
+  if (typeof body === 'string') return body;
+  if (body instanceof Uint8Array) return new TextDecoder().decode(body);
+  if (body instanceof ArrayBuffer) return new TextDecoder().decode(new Uint8Array(body));
+  throw new TypeError(
+    `verifyWebhook needs the raw body as received (a string, a Buffer or a Uint8Array), not ${kindOf(body)}. ` +
+      "With Express, read the webhook route's body with express.raw({ type: 'application/json' }) instead of express.json(); " +
+      'with fetch-style handlers (Next.js, Hono, workers), pass await request.text().',
+  );
 }
 
 function eventOf(payload: string): WebhookEvent {

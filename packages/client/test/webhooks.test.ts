@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { createDispatcher, type Dispatcher } from '@svc/server/src/jobs/webhook-dispatcher';
 import { testDatabases } from '@svc/server/test/support/databases';
 import { createTestStore, suiteHarness } from '@svc/server/test/support/harness';
@@ -109,6 +110,23 @@ describe.each(testDatabases())('verifyWebhook on the service’s real deliveries
     expect(atServiceTime(verify, -4 * MINUTE_MS).type).toBe('product.created');
     expect(refusalOf(() => atServiceTime(verify, 6 * MINUTE_MS))).toBe('STALE_TIMESTAMP');
     expect(refusalOf(() => atServiceTime(verify, -6 * MINUTE_MS))).toBe('FUTURE_TIMESTAMP');
+  });
+
+  it('refuses a body that is not raw (parsed JSON, nothing, a stream) with a TypeError that names the fix; takes the bytes in any form', async () => {
+    const delivery = await deliveryOfNewProduct('Amber');
+    const parsed: unknown = JSON.parse(delivery.body);
+    const notRaw = (body: unknown) => () => verifyWebhook(subscription.secret, body as string, delivery.headers);
+    for (const [body, kind] of [
+      [parsed, 'an object (a body already parsed as JSON)'],
+      [undefined, 'undefined'],
+      [Readable.from([delivery.body]), 'a stream'],
+    ] as const) {
+      expect(notRaw(body)).toThrow(TypeError);
+      expect(notRaw(body)).toThrow(kind);
+      expect(notRaw(body)).toThrow("express.raw({ type: 'application/json' })");
+    }
+    const bytes = new TextEncoder().encode(delivery.body);
+    expect(nameOf(atServiceTime(() => verifyWebhook(subscription.secret, bytes.buffer, delivery.headers)))).toBe('Amber');
   });
 
   it('accepts a delivery signed during a rotation with the old secret, the new one or both, and still refuses a stranger’s', async () => {
