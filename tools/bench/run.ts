@@ -40,8 +40,8 @@ import { benchWebhooks, type WebhookFigures } from './webhooks';
  * (the figures as JSON), BENCH_METRICS=1 (the store API's server keeps Prometheus metrics, as with METRICS_PORT), BENCH_DATABASE_URL (the store API's cases run on SQLite
  * and then again on PostgreSQL, in schemas made and dropped by the run, and a table sets their server
  * CPU per request side by side; the PostgreSQL store has BENCH_ORDERS orders, 0 unless given; the
- * webhook cases run on PostgreSQL), BENCH_WEBHOOK_DELIVERIES and BENCH_WEBHOOK_BURST (10000 each; the webhook
- * cases, tools/bench/webhooks.ts).
+ * webhook cases run on PostgreSQL), BENCH_WEBHOOK_DELIVERIES and BENCH_WEBHOOK_BURST (10000 each) and
+ * BENCH_WEBHOOK_RECOVERY (7000; the webhook cases, tools/bench/webhooks.ts).
  *
  * `reads during simulation`: a server of its own at its first start on an empty SQLite directory
  * (tools/bench/first-start.ts) simulates the demo store's history, as `pnpm start` does, while
@@ -81,9 +81,11 @@ const PROFILE_DIR = process.env.BENCH_PROFILE ? path.resolve(process.env.BENCH_P
 /** Only these cases (comma-separated names), e.g. `hello,products.get` while profiling. */
 const CASES = process.env.BENCH_CASES ? new Set(process.env.BENCH_CASES.split(',').map((name) => name.trim())) : undefined;
 const JSON_FILE = process.env.BENCH_JSON ? path.resolve(process.env.BENCH_JSON) : undefined;
-/** The webhook cases (tools/bench/webhooks.ts): deliveries queued at once, and the burst whose outbox lag is measured. */
+/** The webhook cases (tools/bench/webhooks.ts): deliveries queued at once, one subscription's replayed backlog, and the burst whose outbox lag is measured. */
 const WEBHOOK_DELIVERIES = Math.round(numberFromEnv('BENCH_WEBHOOK_DELIVERIES', 10_000));
 const WEBHOOK_BURST = Math.round(numberFromEnv('BENCH_WEBHOOK_BURST', 10_000));
+/** One subscription's replayed backlog, what every recovery is (`webhooks.recovery`). */
+const WEBHOOK_RECOVERY = Math.round(numberFromEnv('BENCH_WEBHOOK_RECOVERY', 7_000));
 /** The deep page starts after ~90 % of the store's products (id ~90,000 of 100,000). */
 const DEEP_FRACTION = 0.9;
 const WALK_LIMIT = 100;
@@ -603,12 +605,13 @@ async function main(): Promise<void> {
         console.log(`  ${describeStart(figures)}`);
       }
     }
-    const webhookCases = ['webhooks.deliveries', 'webhooks.outbox lag'].filter((name) => !CASES || CASES.has(name));
+    const webhookCases = ['webhooks.deliveries', 'webhooks.recovery', 'webhooks.outbox lag'].filter((name) => !CASES || CASES.has(name));
     if (webhookCases.length > 0) {
       console.log(`\nWebhooks: one dispatcher on ${POSTGRES_URL ? 'PostgreSQL' : 'SQLite'}, a receiver in its own process:`);
       webhookFigures = await benchWebhooks({
         deliveries: WEBHOOK_DELIVERIES,
         burst: WEBHOOK_BURST,
+        recovery: WEBHOOK_RECOVERY,
         wanted: (name) => webhookCases.includes(name),
         databaseUrl: POSTGRES_URL,
       });
