@@ -5,7 +5,11 @@ module.exports = {
   testMatch: ['**/test/**/*.test.ts'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.base.json' }],
+    // oauth4webapi (the standard OAuth client of packages/server/test/oauth/standard-client.test.ts)
+    // ships ES modules only, which jest on Node 20 cannot require: its one file is compiled to CommonJS.
+    '/oauth4webapi/build/index\\.js$': ['ts-jest', { tsconfig: { allowJs: true, module: 'commonjs', target: 'ES2022', isolatedModules: true } }],
   },
+  transformIgnorePatterns: ['/node_modules/(?!\\.pnpm/oauth4webapi@|oauth4webapi/)'],
   moduleFileExtensions: ['ts', 'js', 'json'],
   testTimeout: 30000,
   maxWorkers: 2,

@@ -3,8 +3,13 @@ export type { AccessTokenProvider, AccessTokenSource } from './credentials';
 export { type ClientErrorCode, type ErrorObject, ReauthorizationRequiredError, StoreApiError } from './errors';
 export * from './generated/schema';
 export {
+  type AuthorizationCallback,
+  AuthorizationCallbackError,
+  type AuthorizationServerMetadata,
   type AuthorizeUrlOptions,
   authorizeUrl,
+  type CallbackExpectations,
+  type CallbackRefusal,
   createOAuthClient,
   createPkcePair,
   createState,
@@ -13,9 +18,12 @@ export {
   type OAuthClientOptions,
   type OperationRecovery,
   type PkcePair,
+  readAuthorizationCallback,
+  type TokenIntrospection,
   type TokenOperation,
   type TokenRequest,
   type TokenResponse,
+  type TokenTypeHint,
 } from './oauth';
 export type { ClientPaths, ItemOf, PagedPath, PageOf, PageRequest } from './paths';
 export type { RetryOptions } from './retry';

@@ -9,6 +9,11 @@ export type TokenRequest = components['schemas']['TokenRequest'];
 export type TokenOperation = components['schemas']['TokenOperation'];
 export type OperationRecovery = components['schemas']['OperationRecovery'];
 export type LaunchVerification = components['schemas']['LaunchVerification'];
+export type AuthorizationServerMetadata = components['schemas']['AuthorizationServerMetadata'];
+export type TokenIntrospection = components['schemas']['TokenIntrospection'];
+
+/** The `token_type_hint` values of revocation and introspection (the service needs none: a token's prefix names its type). */
+export type TokenTypeHint = 'access_token' | 'refresh_token';
 
 const base64url = (bytes: Uint8Array): string =>
   btoa(String.fromCharCode(...bytes))
@@ -93,10 +98,108 @@ export interface OAuthClient {
   status(operationId: string): Promise<TokenOperation>;
   /** Checks (and spends) the `svc_launch_token` of a launch URL. */
   verifyLaunch(launch: components['schemas']['LaunchVerifyRequest']): Promise<LaunchVerification>;
+  /**
+   * Revokes a token (`POST /oauth/revoke`, RFC 7009): a refresh token ends its whole grant, an
+   * access token itself only. Resolves for a token that is unknown, expired or revoked already;
+   * does not uninstall the app.
+   */
+  revoke(token: string, tokenTypeHint?: TokenTypeHint): Promise<void>;
+  /** What the service knows of one of this app's tokens (`POST /oauth/introspect`, RFC 7662); `{active: false}` for anything else. */
+  introspect(token: string, tokenTypeHint?: TokenTypeHint): Promise<TokenIntrospection>;
+  /** The service's metadata (`GET /.well-known/oauth-authorization-server`, RFC 8414): its issuer and endpoints. */
+  metadata(): Promise<AuthorizationServerMetadata>;
+}
+
+/**
+ * Why an authorization callback was refused. Answer the browser with an error page and start again;
+ * never exchange a code from a refused callback.
+ *
+ * - `ISSUER_MISMATCH`: `iss` names another authorization server than the one the authorization
+ *   started at (RFC 9207: a mix-up attack, or a misconfigured issuer).
+ * - `ISSUER_MISSING`: no `iss`, though the server says it always sends one.
+ * - `STATE_MISMATCH`: `state` is missing or not the one stored for this browser (RFC 6749 §10.12).
+ * - `ACCESS_DENIED`: the store owner denied the request (`error=access_denied`).
+ * - `AUTHORIZATION_ERROR`: another `error` parameter.
+ * - `CODE_MISSING`: neither `code` nor `error`.
+ */
+export type CallbackRefusal = 'ISSUER_MISMATCH' | 'ISSUER_MISSING' | 'STATE_MISMATCH' | 'ACCESS_DENIED' | 'AUTHORIZATION_ERROR' | 'CODE_MISSING';
+
+/**
+ * An authorization callback the app must not act on. Its own class rather than a `StoreApiError`:
+ * the browser brought it, nothing was asked of the service.
+ */
+export class AuthorizationCallbackError extends Error {
+  override readonly name: string = 'AuthorizationCallbackError';
+  readonly reason: CallbackRefusal;
+
+  constructor(reason: CallbackRefusal, message: string) {
+    super(message);
+    this.reason = reason;
+  }
+}
+
+/** What the callback must match: what the app stored when it sent the browser to authorize. */
+export interface CallbackExpectations {
+  /** The `state` stored with the PKCE verifier for this browser. */
+  state: string;
+  /**
+   * The issuer the authorization started at: the `issuer` of the service's metadata document
+   * (`PUBLIC_URL`). When given, the callback's `iss` must equal it (RFC 9207).
+   */
+  issuer?: string;
+  /**
+   * Whether the server says it always sends `iss` (the metadata's
+   * `authorization_response_iss_parameter_supported`): a callback without `iss` is then refused.
+   * Defaults to true when `issuer` is given (this service always sends it).
+   */
+  issuerParameterSupported?: boolean;
+}
+
+/** A callback that passed: the code to exchange, and the `iss` it carried. */
+export interface AuthorizationCallback {
+  code: string;
+  state: string;
+  iss: string | undefined;
+}
+
+/**
+ * Reads the authorization response at the app's redirect URI (the full URL, or its query) and
+ * checks it before any use, in RFC 9207's order: `iss` first (when the issuer is given), then
+ * `state`, then the outcome. Throws {@link AuthorizationCallbackError} for anything the app must
+ * not act on; otherwise the code, to exchange with {@link OAuthClient.exchangeCode}.
+ */
+export function readAuthorizationCallback(callback: string | URL | URLSearchParams, expected: CallbackExpectations): AuthorizationCallback {
+  const query = callback instanceof URLSearchParams ? callback : new URL(callback, 'http://callback.invalid').searchParams;
+  const single = (name: string): string | undefined => (query.getAll(name).length === 1 ? (query.get(name) ?? undefined) : undefined);
+  const iss = single('iss');
+  if (expected.issuer !== undefined) {
+    if (iss === undefined && query.has('iss')) throw new AuthorizationCallbackError('ISSUER_MISMATCH', 'The callback carries iss more than once.');
+    if (iss !== undefined && iss !== expected.issuer) {
+      throw new AuthorizationCallbackError(
+        'ISSUER_MISMATCH',
+        `The callback's iss (${iss}) is not the issuer the authorization started at (${expected.issuer}).`,
+      );
+    }
+    if (iss === undefined && (expected.issuerParameterSupported ?? true)) {
+      throw new AuthorizationCallbackError('ISSUER_MISSING', `The callback carries no iss, though ${expected.issuer} always sends one.`);
+    }
+  }
+  const state = single('state');
+  if (state === undefined || state !== expected.state)
+    throw new AuthorizationCallbackError('STATE_MISMATCH', 'The callback’s state is not the one stored for this browser.');
+  const error = single('error');
+  if (error === 'access_denied') throw new AuthorizationCallbackError('ACCESS_DENIED', 'The store owner denied the authorization request.');
+  if (query.has('error')) throw new AuthorizationCallbackError('AUTHORIZATION_ERROR', `The authorization failed: ${query.get('error')}.`);
+  const code = single('code');
+  if (code === undefined || code === '') throw new AuthorizationCallbackError('CODE_MISSING', 'The callback carries no code.');
+  return { code, state, iss };
 }
 
 /** RFC 6749 §2.3.1: the client id and secret are form-encoded before Basic's base64. */
 const formEncoded = (value: string): string => encodeURIComponent(value).replace(/%20/g, '+');
+
+const tokenBody = (token: string, tokenTypeHint: TokenTypeHint | undefined) =>
+  tokenTypeHint === undefined ? { token } : { token, token_type_hint: tokenTypeHint };
 
 export function createOAuthClient(options: OAuthClientOptions): OAuthClient {
   const authorization = `Basic ${btoa(`${formEncoded(options.clientId)}:${formEncoded(options.clientSecret)}`)}`;
@@ -121,5 +224,10 @@ export function createOAuthClient(options: OAuthClientOptions): OAuthClient {
     recover: async (operationId) => dataOf(await client.POST('/oauth/operations/recover', { body: { operation_id: operationId } })),
     status: async (operationId) => dataOf(await client.POST('/oauth/operations/status', { body: { operation_id: operationId } })),
     verifyLaunch: async (launch) => dataOf(await client.POST('/oauth/launch/verify', { body: launch })),
+    revoke: async (token, tokenTypeHint) => {
+      await client.POST('/oauth/revoke', { body: tokenBody(token, tokenTypeHint) });
+    },
+    introspect: async (token, tokenTypeHint) => dataOf(await client.POST('/oauth/introspect', { body: tokenBody(token, tokenTypeHint) })),
+    metadata: async () => dataOf(await client.GET('/.well-known/oauth-authorization-server')),
   };
 }

@@ -15,6 +15,30 @@ const sortAlternatives = (alternatives: string[][]) => alternatives.map((a) => [
 /** Operations of the running service that the interface document leaves to operators: liveness and readiness. */
 const SERVICE_PROBES = ['get /livez', 'get /readyz'];
 
+/**
+ * Store operations the service adds to the webhook group the interface names (docs/decisions.md,
+ * "The events feed and the delivery log"): the events feed, each subscription's delivery log and
+ * recover. Like the group's own operations, each needs a valid access token only.
+ */
+const EVENT_ADDITIONS = [
+  { key: 'get /stores/{storeId}/v1/events', tag: 'Events' },
+  { key: 'get /stores/{storeId}/v1/events/{id}', tag: 'Events' },
+  { key: 'get /stores/{storeId}/v1/webhook-subscriptions/{id}/deliveries', tag: 'Webhook subscriptions' },
+  { key: 'get /stores/{storeId}/v1/webhook-subscriptions/{id}/deliveries/{eventId}', tag: 'Webhook subscriptions' },
+  { key: 'post /stores/{storeId}/v1/webhook-subscriptions/{id}/recover', tag: 'Webhook subscriptions' },
+];
+
+/**
+ * The OAuth server's standard endpoints the service adds (docs/decisions.md, "Token revocation and
+ * introspection"): metadata for discovery (RFC 8414, no credentials), revocation (RFC 7009) and
+ * introspection (RFC 7662), which take the token endpoint's client authentication.
+ */
+const OAUTH_STANDARD_ADDITIONS = [
+  { key: 'get /.well-known/oauth-authorization-server', schemes: [] as string[] },
+  { key: 'post /oauth/revoke', schemes: ['clientBasic'] },
+  { key: 'post /oauth/introspect', schemes: ['clientBasic'] },
+];
+
 describe('operations of the interface document', () => {
   it.each(knownShapeOperations())('$operationId is $method $path with the documented scopes', (documented) => {
     const found = find(documented.method, documented.path);
@@ -59,9 +83,25 @@ describe('operations of the interface document', () => {
     }
   });
 
-  it('has no operation the interface does not name, besides the probes', () => {
+  it.each(EVENT_ADDITIONS)('the service adds $key: a valid token only, tagged $tag', ({ key, tag }) => {
+    const [method = '', path = ''] = key.split(' ');
+    const found = find(method, path);
+    expect(found?.operation.tags).toEqual([tag]);
+    expect(securityOf(found!.operation)).toEqual([{ oauth2: [] }]);
+  });
+
+  it.each(OAUTH_STANDARD_ADDITIONS)('the service adds $key, tagged OAuth', ({ key, schemes }) => {
+    const [method = '', path = ''] = key.split(' ');
+    const found = find(method, path);
+    expect(found?.operation.tags).toEqual(['OAuth']);
+    expect(securityOf(found!.operation).flatMap((r) => Object.keys(r))).toEqual(schemes);
+  });
+
+  it('has no operation the interface does not name, besides the probes, the event additions and the standard OAuth endpoints', () => {
     const documented = new Set([
       ...SERVICE_PROBES,
+      ...EVENT_ADDITIONS.map((addition) => addition.key),
+      ...OAUTH_STANDARD_ADDITIONS.map((addition) => addition.key),
       ...knownShapeOperations().map((o) => `${o.method} ${o.path}`),
       ...pathOnlyOperations().map((o) => `${o.method} ${o.path}`),
       ...oauthOperations().map((o) => `${o.method} ${o.path}`),
@@ -232,6 +272,9 @@ describe('the error format', () => {
   it('INVALID_FILTER belongs to the filters the spec marks: a list’s query parameters besides paging, never a report’s range', () => {
     const entries = Object.values(operationTable) as OperationEntry[];
     expect(operationTable['products.list'].filters).toEqual(['status', 'category', 'search', 'updated_since']);
+    // The one unpaged list: its `updated_since` only filters.
+    expect(operationTable['webhooks.list'].filters).toEqual(['updated_since']);
+    const isList = (entry: OperationEntry) => entry.paged || entry.operationId === 'webhooks.list';
     for (const entry of entries) {
       const query = operationById(entry.operationId)
         .parameters.filter((p) => p.in === 'query')
@@ -239,9 +282,25 @@ describe('the error format', () => {
       if (entry.auth !== 'bearer') continue; // OAuth parameters have their own codes
       expect({ operation: entry.operationId, filters: entry.filters }).toEqual({
         operation: entry.operationId,
-        filters: entry.paged ? query.filter((name) => name !== 'limit' && name !== 'cursor') : [],
+        filters: isList(entry) ? query.filter((name) => name !== 'limit' && name !== 'cursor') : [],
       });
     }
+    // `updated_since` on every list whose records change (docs/guides/04-paging.md, the sync loop).
+    const syncing = entries.filter((entry) => entry.filters.includes('updated_since')).map((entry) => entry.operationId);
+    expect(syncing.sort()).toEqual(
+      [
+        'abandoned_carts.list',
+        'categories.list',
+        'coupons.list',
+        'inventory.list',
+        'orders.list',
+        'pages.list',
+        'payments.list',
+        'products.list',
+        'reviews.list',
+        'webhooks.list',
+      ].sort(),
+    );
     expect(entries.filter((entry) => entry.operationId.startsWith('analytics.')).map((entry) => entry.filters)).toEqual([[], [], [], []]);
   });
   it('every operation documents a 4xx answer in the error format', () => {

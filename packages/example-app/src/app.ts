@@ -19,7 +19,8 @@ import {
 } from '@svc/client';
 import express, { type Request, type Response } from 'express';
 import { escapeHtml, layout, storePage } from './pages';
-import type { JsonStorage, ReceivedEvent } from './storage';
+import { type Reconciliation, walkEventsFeed } from './reconcile';
+import type { Installation, JsonStorage, ReceivedEvent } from './storage';
 
 export interface ExampleAppOptions {
   /** Where the Store Management Service answers, e.g. http://localhost:3000. */
@@ -30,6 +31,8 @@ export interface ExampleAppOptions {
   clientSecret: string;
   storage: JsonStorage;
   fetch?: FetchFunction;
+  /** Where the reconciliation reports what it found; console.log when left out. */
+  log?: (line: string) => void;
 }
 
 /** The scopes the app's version requires (`svc app version add --required-scopes`). */
@@ -57,6 +60,7 @@ interface PendingAuthorization {
 
 export function createExampleApp(options: ExampleAppOptions) {
   const { storage, serviceUrl, publicUrl, clientId } = options;
+  const log = options.log ?? console.log;
   const redirectUri = `${publicUrl}/callback`;
   const oauth: OAuthClient = createOAuthClient({
     baseUrl: serviceUrl,
@@ -105,6 +109,71 @@ export function createExampleApp(options: ExampleAppOptions) {
     await storage.saveInstallation({ ...installation, webhooks: { subscriptionId: data.data.id, secrets: [data.data.secret] } });
   }
 
+  /** One way in for an event, pushed or pulled: kept once by its id; `app.uninstalled` forgets the store. */
+  async function handle(event: WebhookEvent): Promise<boolean> {
+    const isNew = await storage.recordEvent(received(event));
+    if (event.type === 'app.uninstalled') {
+      tokenManagers.delete(event.store_id);
+      await storage.forget(event.store_id);
+    }
+    return isNew;
+  }
+
+  /** Delivery pauses a subscription whose endpoint failed for a day: webhooks come again only once it is resumed. */
+  async function resumeWebhooks(client: StoreClient, installation: Installation): Promise<void> {
+    const { storeId } = installation;
+    const id = installation.webhooks?.subscriptionId;
+    if (id === undefined) return;
+    const { data } = await client.GET('/stores/{storeId}/v1/webhook-subscriptions', { params: { path: { storeId } } });
+    if (data.data.find((subscription) => subscription.id === id)?.state !== 'paused') return;
+    await client.PATCH('/stores/{storeId}/v1/webhook-subscriptions/{id}', { params: { path: { storeId, id } }, body: { state: 'active' } });
+    log(`Store ${storeId}: webhooks resumed`);
+  }
+
+  const walks = new Map<string, Promise<Reconciliation>>();
+  /**
+   * Catches up with a store after downtime: resumes the webhooks, records what the events feed has
+   * that no webhook brought, and keeps the new mark once the walk has ended. One walk per store at a
+   * time: a second call while one runs gets its answer.
+   */
+  function reconcile(storeId: string): Promise<Reconciliation> {
+    let walk = walks.get(storeId);
+    if (!walk) {
+      walk = (async () => {
+        const installation = storage.installation(storeId);
+        if (!installation) throw new Error(`The app is not installed in store ${storeId}.`);
+        const client = clientFor(storeId);
+        await resumeWebhooks(client, installation);
+        const result = await walkEventsFeed({ client, storeId, types: EVENT_TYPES, mark: installation.feed, handle });
+        await storage.saveFeedMark(storeId, result.mark);
+        return result;
+      })().finally(() => walks.delete(storeId));
+      walks.set(storeId, walk);
+    }
+    return walk;
+  }
+
+  /** Every installation in turn; a failure is reported and the next store goes on. */
+  async function reconcileAll(): Promise<void> {
+    for (const storeId of storage.storeIds()) {
+      try {
+        const { recorded, gap } = await reconcile(storeId);
+        if (recorded > 0) log(`Store ${storeId}: events no webhook brought, recorded from the events feed: ${recorded}`);
+        if (gap) log(`Store ${storeId}: not reconciled for over 30 days; events older than the feed's 30 days are gone`);
+      } catch (error) {
+        const reason = error instanceof StoreApiError || error instanceof ReauthorizationRequiredError ? error.code : String(error);
+        log(`Store ${storeId}: reconciliation failed (${reason}); the next one tries again`);
+      }
+    }
+  }
+
+  /** Reconciles every installation now and then every `intervalMs`; answers how to stop. */
+  function reconcileEvery(intervalMs: number): () => void {
+    void reconcileAll();
+    const timer = setInterval(() => void reconcileAll(), intervalMs);
+    return () => clearInterval(timer);
+  }
+
   const app = express();
 
   app.get('/', async (req, res) => {
@@ -141,13 +210,16 @@ export function createExampleApp(options: ExampleAppOptions) {
     const pair = await oauth.exchangeCode({ code: String(req.query.code ?? ''), redirectUri, codeVerifier: authorization.verifier });
     const { storeId } = authorization;
     const previous = storage.installation(storeId);
-    // A new installation (a reinstall after an uninstall) has no subscription yet; a re-authorization keeps its own.
-    const webhooks = previous?.installationId === pair.installation_id ? previous.webhooks : undefined;
+    // A new installation (a reinstall after an uninstall) has no subscription yet and reconciles from
+    // now; a re-authorization keeps its own.
+    const same = previous?.installationId === pair.installation_id ? previous : undefined;
+    const now = new Date().toISOString();
     await storage.saveInstallation({
       storeId,
       installationId: pair.installation_id,
       tokens: storedTokens(pair, Date.now()),
-      ...(webhooks ? { webhooks } : {}),
+      ...(same?.webhooks ? { webhooks: same.webhooks } : {}),
+      feed: same?.feed ?? { newest: now, walkedAt: now },
     });
     tokenManagers.delete(storeId);
     await subscribe(storeId);
@@ -178,11 +250,7 @@ export function createExampleApp(options: ExampleAppOptions) {
       throw error;
     }
     if (event.store_id !== storeId) return void res.status(400).send('another store');
-    await storage.recordEvent(received(event));
-    if (event.type === 'app.uninstalled') {
-      tokenManagers.delete(storeId);
-      await storage.forget(storeId);
-    }
+    await handle(event);
     res.sendStatus(204);
   });
 
@@ -199,8 +267,10 @@ export function createExampleApp(options: ExampleAppOptions) {
     res.status(502).send(layout('Example App', `<p>${escapeHtml(reason)}</p>`));
   });
 
-  return app;
+  return Object.assign(app, { reconcile, reconcileAll, reconcileEvery });
 }
+
+export type ExampleApp = ReturnType<typeof createExampleApp>;
 
 async function firstOf<Item>(items: AsyncIterable<Item>, count = PAGE_SIZE): Promise<Item[]> {
   const taken: Item[] = [];

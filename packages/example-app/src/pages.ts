@@ -37,10 +37,10 @@ export function storePage(view: { storeId: string; products: Product[]; orders: 
         'No orders yet.',
       ) +
       table(
-        'Recent webhooks',
+        'Recent events',
         ['Event', 'What', 'Occurred'],
         view.events.map((event) => [event.type, event.summary, event.occurredAt]),
-        'No webhooks yet.',
+        'No events yet.',
       ),
   );
 }

@@ -137,7 +137,7 @@ describeInChromium(SUITE, () => {
           });
           await until(() => storage.recentEvents(shop.storeId).some((event) => event.summary.includes('ORD-EXAMPLE-2')));
           await page.reload();
-          const webhooks = await tableText(page, 'Recent webhooks');
+          const webhooks = await tableText(page, 'Recent events');
           expect(webhooks).toContain('order.created');
           expect(webhooks).toContain(`Order ORD-EXAMPLE-2: ${order.status}`);
           expect(webhooks).not.toContain('forged');

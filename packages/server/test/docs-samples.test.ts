@@ -11,6 +11,10 @@ import { bundledSpecPath } from '@svc/contract/node';
 import request from 'supertest';
 import type { OpenApiDocument } from '../../../tools/codegen/bundle';
 import { SAMPLE_VARIABLES, type SampleRequest, samplePath, sampleRequests } from '../../../tools/codegen/samples';
+import { replayEvents } from '../src/domain/webhooks/replay';
+import { createSubscription } from '../src/domain/webhooks/subscriptions/changes';
+import { findInstallationOf } from '../src/platform/installations';
+import { ALL_SCOPES } from '../src/platform/scopes';
 import { seedDemoCatalog } from '../src/seeds/demo-catalog';
 import { simulateStore } from '../src/seeds/simulation/run';
 import { testDatabases } from './support/databases';
@@ -19,6 +23,8 @@ import { createTestStore, fullAccess, suiteHarness } from './support/harness';
 const document = JSON.parse(fs.readFileSync(bundledSpecPath, 'utf8')) as OpenApiDocument;
 /** The table's order with deletes last, as a reader tries them: a sample must not find its record deleted by another. */
 const inReadingOrder = sampleRequests(document).sort((a, b) => Number(a.operation.method === 'delete') - Number(b.operation.method === 'delete'));
+/** The OAuth operations that answer a token no server issued with a success. */
+const UNKNOWN_TOKEN_SUCCEEDS = new Set(['oauth.revoke', 'oauth.introspect']);
 /** How many of a collection's records a sample may try before one fits it. */
 const CANDIDATES = 10;
 
@@ -56,6 +62,18 @@ describe.each(testDatabases())('the code samples on $name', (testDatabase) => {
     const access = await fullAccess(h, fixture);
     accessToken = access.tokens.access_token;
     clientBasic = access.client.basic;
+    // The reader's app subscribed, with the last week's orders queued to it (a replay): the delivery log's samples read them.
+    const installationId = (await findInstallationOf(h.db, storeId, access.client.app.id))?.id as string;
+    const subscriber = { storeId, installationId, scopes: new Set<string>(ALL_SCOPES), now: h.clock.now() };
+    const subscribed = await createSubscription(h.db, h.services, subscriber, {
+      endpoint_url: 'https://app.example.com/webhooks/store-events',
+      event_types: ['order.created', 'order.paid'],
+    });
+    const replayed = await replayEvents(h.db, subscriber, subscribed.row.id, {
+      from: new Date(NOW - 7 * DAY_MS).toISOString(),
+      to: new Date(NOW).toISOString(),
+    });
+    expect(replayed.events_count).toBeGreaterThan(0);
   }, 120_000);
 
   const authorized = (test: request.Test) => test.set('Authorization', `Bearer ${accessToken}`);
@@ -93,10 +111,24 @@ describe.each(testDatabases())('the code samples on $name', (testDatabase) => {
     return sample.body === undefined ? call : call.send(sample.body as object);
   }
 
+  /** An event in the delivery log of the subscription `id` names, to stand for the example's `{eventId}`. */
+  async function loggedEventOf(path: string, id: string): Promise<string | undefined> {
+    const log = await authorized(request(h.app).get(`${path.slice(0, path.indexOf('/{eventId}')).replace('{storeId}', storeId).replace('{id}', id)}?limit=1`));
+    return (log.body as { data?: Array<{ event_id: string }> }).data?.[0]?.event_id;
+  }
+
   it.each(inReadingOrder.map((sample) => [sample.operation.operationId, sample] as const))('%s answers a documented status', async (_, sample) => {
     const { operation } = sample;
     const ids = operation.path.includes('/{id}') && operation.auth === 'bearer' ? await candidateIds(operation.path) : [];
-    const tries = ids.length > 0 ? ids.map((id) => ({ ...sample, pathParameters: { ...sample.pathParameters, id } })) : [sample];
+    const candidates = ids.length > 0 ? ids.map((id) => ({ ...sample, pathParameters: { ...sample.pathParameters, id } })) : [sample];
+    const tries = operation.path.includes('{eventId}')
+      ? await Promise.all(
+          candidates.map(async (attempt) => {
+            const eventId = await loggedEventOf(operation.path, attempt.pathParameters.id ?? '');
+            return eventId === undefined ? attempt : { ...attempt, pathParameters: { ...attempt.pathParameters, eventId } };
+          }),
+        )
+      : candidates;
     const statuses: number[] = [];
     let response: request.Response | undefined;
     for (const attempt of tries) {
@@ -107,8 +139,11 @@ describe.each(testDatabases())('the code samples on $name', (testDatabase) => {
 
     for (const status of statuses) expect(documentedStatuses(sample)).toContain(status);
     // A store operation run on the reader's own store and token, and a probe, do what they document;
-    // an OAuth sample carries example codes and tokens that no server issued, and is refused in its format.
+    // an OAuth sample carries example codes and tokens that no server issued, and is refused in its
+    // format, except at revocation and introspection, where an unknown token is a success (RFC 7009
+    // §2.2: nothing to revoke; RFC 7662: `{"active": false}`).
     if (operation.auth === 'bearer' || !operation.path.startsWith('/oauth/')) expect(statuses).toContain(operation.successStatus);
+    else if (UNKNOWN_TOKEN_SUCCEEDS.has(operation.operationId)) expect(statuses).toEqual([operation.successStatus]);
     else expect(response?.body.error).toEqual(expect.objectContaining({ code: expect.any(String) }));
   });
 });

@@ -33,6 +33,7 @@ describe('the pages of the docs site', () => {
         '06-webhooks',
         '07-rate-limits',
         '08-versions',
+        '09-staying-in-sync',
       ].map((name) => `docs/guides/${name}.md`),
       'CHANGELOG.md',
     ]);

@@ -103,7 +103,7 @@ describe('the TypeScript samples', () => {
       ...requests.map(({ operation }) => ({ name: operation.operationId, source: `${samplesOf(operation.method, operation.path)[1]?.source ?? ''}\n` })),
       ...guideModules(),
     ];
-    expect(modules.filter((module) => module.name.startsWith('guide-'))).toHaveLength(8);
+    expect(modules.filter((module) => module.name.startsWith('guide-'))).toHaveLength(9);
     const files = modules.map(({ name, source }) => {
       const file = path.join(dir, `${name}.ts`);
       fs.writeFileSync(file, source);

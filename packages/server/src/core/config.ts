@@ -24,6 +24,8 @@ export interface WebhookConfig {
   readonly workers: number;
   /** `WEBHOOK_RETRY_SCHEDULE`: the delays before each retry, in ms (comma-separated); the design's schedule when unset. */
   readonly retryScheduleMs: readonly number[] | undefined;
+  /** `WEBHOOK_ATTEMPTS_PER_SUBSCRIPTION`: one subscription's attempts under lease at once, across every worker. */
+  readonly attemptsPerSubscription: number;
 }
 
 export interface DatabaseConfig {
@@ -85,6 +87,11 @@ export interface Config {
   readonly metrics: MetricsConfig | undefined;
   /** `OTEL_EXPORTER_OTLP_ENDPOINT`: traces are exported there (OpenTelemetry's SDK); unset, nothing of OpenTelemetry loads. */
   readonly tracing: { readonly endpoint: string } | undefined;
+  /**
+   * `PUBLIC_URL`: the origin clients reach the service at (scheme, host, port; no path), the OAuth
+   * issuer of the metadata document and of every authorization response (RFC 8414, RFC 9207).
+   */
+  readonly publicUrl: string;
 }
 
 export interface MetricsConfig {
@@ -290,6 +297,29 @@ const origins = z
     return entries;
   });
 
+/** A hostname that names this machine only: an issuer there may be plain http, even in production. */
+const isLoopbackHost = (hostname: string): boolean =>
+  hostname === 'localhost' || hostname.endsWith('.localhost') || hostname === '[::1]' || /^127(\.[0-9]{1,3}){3}$/.test(hostname);
+
+/**
+ * PUBLIC_URL: an http(s) origin, written as one (no path, query, fragment or credentials; a trailing
+ * `/` is taken off), since the OAuth issuer is compared as a string by clients (RFC 8414 §3.3). Its
+ * https rule needs NODE_ENV, so it is checked with the other settings (crossChecks).
+ */
+const publicUrl = z
+  .string()
+  .optional()
+  .transform((value, context): string | undefined => {
+    if (unset(value)) return undefined;
+    const text = value.replace(/\/$/, '');
+    const url = URL.canParse(text) ? new URL(text) : undefined;
+    if (!url || !/^https?:$/.test(url.protocol) || url.origin !== text) {
+      context.addIssue({ code: 'custom', message: 'must be the http(s) origin clients reach the service at, without a path (https://api.example.com)' });
+      return z.NEVER;
+    }
+    return text;
+  });
+
 /** More server processes than this on one machine would only share its cores more thinly (and open DATABASE_POOL_MAX connections each). */
 export const MAX_WEB_CONCURRENCY = 64;
 
@@ -356,6 +386,11 @@ export const SETTINGS = {
   RATE_LIMIT_PER_INSTALLATION: setting('Store API requests per installation per 5 s window.', '`100`', decimal('from 1 to 1000000', 1, 1_000_000, 100)),
   RATE_LIMIT_PER_CLIENT: setting('OAuth requests per client per 5 s window.', '`60`', decimal('from 1 to 1000000', 1, 1_000_000, 60)),
   WEBHOOK_WORKERS: setting('Webhook dispatchers inside the server; `0` leaves delivery to `svc worker` processes.', '`1`', decimal('from 0 to 64', 0, 64, 1)),
+  WEBHOOK_ATTEMPTS_PER_SUBSCRIPTION: setting(
+    "One subscription's attempts under lease at once, across every dispatcher and `svc worker`: a slow or dead endpoint holds up only its own deliveries, and no receiver gets more than this at once.",
+    '`4`',
+    decimal('from 1 to 64', 1, 64, 4),
+  ),
   WEBHOOK_RETRY_SCHEDULE: setting(
     'Comma-separated delays before each retry, in ms (for staging and tests).',
     'about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h',
@@ -395,6 +430,11 @@ export const SETTINGS = {
     decimal('from 0 to 65535', 0, 65535, undefined as number | undefined),
   ),
   METRICS_HOST: setting('The address the metrics listener binds; `0.0.0.0` lets a scraper on another host (or pod) reach it.', '`127.0.0.1`', bindHost),
+  PUBLIC_URL: setting(
+    'The origin clients reach the service at (`https://api.example.com`: scheme, host and port, no path): the OAuth issuer, named in `/.well-known/oauth-authorization-server` and in the `iss` of every authorization response. https in production, unless the host is localhost.',
+    '`http://localhost:<PORT>`',
+    publicUrl,
+  ),
   OTEL_EXPORTER_OTLP_ENDPOINT: setting(
     "An OTLP/HTTP collector (`http://collector:4318`): traces of requests, Express, pg and Knex are exported there with OpenTelemetry's Node SDK, which also reads the other `OTEL_*` variables (`OTEL_SERVICE_NAME`, `OTEL_TRACES_SAMPLER`, …). Unset: nothing of OpenTelemetry loads.",
     'unset (no export)',
@@ -429,6 +469,9 @@ function crossChecks(values: Values): string[] {
   }
   if (values.NODE_ENV === 'production' && values.SEED_DEMO) {
     problems.push("SEED_DEMO is refused in production: the demo owner's password is public");
+  }
+  if (values.NODE_ENV === 'production' && values.PUBLIC_URL?.startsWith('http:') && !isLoopbackHost(new URL(values.PUBLIC_URL).hostname)) {
+    problems.push(`PUBLIC_URL must be https in production (it is the OAuth issuer clients check), not "${values.PUBLIC_URL}"; plain http is for localhost`);
   }
   return problems;
 }
@@ -480,12 +523,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: values.LOG_LEVEL as LogLevel,
     trustProxy: values.TRUST_PROXY,
     secretKeys: secretKeysOf(values),
-    webhooks: { workers: values.WEBHOOK_WORKERS, retryScheduleMs: values.WEBHOOK_RETRY_SCHEDULE },
+    webhooks: {
+      workers: values.WEBHOOK_WORKERS,
+      retryScheduleMs: values.WEBHOOK_RETRY_SCHEDULE,
+      attemptsPerSubscription: values.WEBHOOK_ATTEMPTS_PER_SUBSCRIPTION,
+    },
     seedDemo: values.SEED_DEMO,
     shutdown: { delayMs: values.SHUTDOWN_DELAY_MS ?? (environment === 'production' ? 5000 : 0), timeoutMs: values.SHUTDOWN_TIMEOUT_MS },
     corsOrigins: values.CORS_ORIGINS,
     metrics: values.METRICS_PORT === undefined ? undefined : { port: values.METRICS_PORT, host: values.METRICS_HOST },
     tracing: values.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? undefined : { endpoint: values.OTEL_EXPORTER_OTLP_ENDPOINT },
+    publicUrl: values.PUBLIC_URL ?? `http://localhost:${values.PORT}`,
   };
 }
 

@@ -1,5 +1,6 @@
 import { type CursorFilters, type CursorKey, openCursor, sealCursor } from './cursor';
 import { ApiError } from './errors';
+import { parseDateTimeFilter } from './instants';
 import { PAGE_DEFAULT } from './limits';
 
 /** Where a served page stands: whether more follow, its size, and the sealed cursor of the next. */
@@ -65,6 +66,41 @@ export const BY_UPDATE: Walk = {
   ],
   direction: 'asc',
 };
+/** Newest first: the events feed, by when each event occurred, then its id (a UUID: text and PostgreSQL's uuid order it alike). */
+export const NEWEST_FIRST: Walk = {
+  key: [
+    { name: 'occurred_at', type: 'number' },
+    { name: 'id', type: 'string' },
+  ],
+  direction: 'desc',
+};
+/** A subscription's delivery log, newest event first: `NEWEST_FIRST` over the deliveries' copy of their event's time and id. */
+export const NEWEST_EVENT_FIRST: Walk = {
+  key: [
+    { name: 'event_occurred_at', type: 'number' },
+    { name: 'event_id', type: 'string' },
+  ],
+  direction: 'desc',
+};
+
+/** How a list walks for its `updated_since`: the walk, and the instant (epoch ms) rows must be updated after. */
+export interface SyncWalk {
+  readonly walk: Walk;
+  /** Only rows with `updated_at` strictly after it; undefined without `updated_since`. */
+  readonly updatedAfter: number | undefined;
+}
+
+/**
+ * The walk of a list given its `updated_since` filter as the request wrote it: without it `BY_ID`;
+ * with it `BY_UPDATE` after that instant (strictly: a row updated at the instant itself is left
+ * out, so a client asking again with the largest `updated_at` it saw does not get that row again).
+ * 400 INVALID_FILTER for a value that is no RFC 3339 instant. Every list whose records change takes
+ * it (the spec's `UpdatedSince` parameter); the list adds `updated_at > updatedAfter` to its read.
+ */
+export function syncWalkOf(updatedSince: string | undefined): SyncWalk {
+  if (updatedSince === undefined) return { walk: BY_ID, updatedAfter: undefined };
+  return { walk: BY_UPDATE, updatedAfter: parseDateTimeFilter('updated_since', updatedSince) };
+}
 
 /** The sort key of the last row a page served: the next page starts after it. */
 export type KeysetAfter = CursorKey;
@@ -80,9 +116,11 @@ const qualified = (alias: string, column: string) => (alias === '' ? column : `$
 
 /**
  * The condition that starts a page after `after` in the walk's order, as one row-value comparison
- * (`(updated_at, id) > (?, ?)`), which PostgreSQL and SQLite both read as a range of the
- * `(store_id, updated_at, id)` index; as knex's `whereRaw` takes it. Columns are qualified with
- * `alias` when given.
+ * (`(updated_at, id) > (?, ?)`), which PostgreSQL reads as a range of the `(store_id, updated_at,
+ * id)` index (db/migrations/016_sync_indexes); as knex's `whereRaw` takes it. SQLite reads the same
+ * index from `updated_at` on: `id` is its rowid, which it does not range over inside a row value, so
+ * rows of the cursor's very millisecond that come before it are stepped over in the index, not read.
+ * Columns are qualified with `alias` when given.
  */
 export function boundAfter(walk: Walk, after: KeysetAfter, alias = ''): [sql: string, values: (string | number)[]] {
   const columns = walk.key.map((column) => qualified(alias, column.name));

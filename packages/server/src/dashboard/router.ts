@@ -184,6 +184,7 @@ export function dashboardRouter(services: Services): Router {
           sessionHash: session.sessionHash,
           approve: decision === 'approve',
           optionalScopesKept: bodyList(req, 'optional_scope'),
+          issuer: services.issuer,
         });
         if (!outcome.ok) return render(res, 400, messagePage('This request cannot be answered', outcome.reason));
         return redirect(res, outcome.location, 302);

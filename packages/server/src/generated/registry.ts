@@ -13,6 +13,8 @@ import categoriesUpdate from '../handlers/categories/categories.update';
 import couponsGet from '../handlers/coupons/coupons.get';
 import couponsList from '../handlers/coupons/coupons.list';
 import couponsStatus from '../handlers/coupons/coupons.status';
+import eventsGet from '../handlers/events/events.get';
+import eventsList from '../handlers/events/events.list';
 import healthLive from '../handlers/health/health.live';
 import healthReady from '../handlers/health/health.ready';
 import inventoryAdjust from '../handlers/inventory/inventory.adjust';
@@ -20,10 +22,13 @@ import inventoryGet from '../handlers/inventory/inventory.get';
 import inventoryList from '../handlers/inventory/inventory.list';
 import me from '../handlers/me/me';
 import oauthAuthorize from '../handlers/oauth/oauth.authorize';
+import oauthIntrospect from '../handlers/oauth/oauth.introspect';
 import oauthLaunchVerify from '../handlers/oauth/oauth.launch.verify';
+import oauthMetadata from '../handlers/oauth/oauth.metadata';
 import oauthOperationsLookup from '../handlers/oauth/oauth.operations.lookup';
 import oauthOperationsRecover from '../handlers/oauth/oauth.operations.recover';
 import oauthOperationsStatus from '../handlers/oauth/oauth.operations.status';
+import oauthRevoke from '../handlers/oauth/oauth.revoke';
 import oauthToken from '../handlers/oauth/oauth.token';
 import ordersDigitalItems from '../handlers/orders/orders.digital_items';
 import ordersGet from '../handlers/orders/orders.get';
@@ -51,7 +56,10 @@ import reviewsList from '../handlers/reviews/reviews.list';
 import reviewsModeration from '../handlers/reviews/reviews.moderation';
 import webhooksCreate from '../handlers/webhooks/webhooks.create';
 import webhooksDelete from '../handlers/webhooks/webhooks.delete';
+import webhooksDeliveriesGet from '../handlers/webhooks/webhooks.deliveries.get';
+import webhooksDeliveriesList from '../handlers/webhooks/webhooks.deliveries.list';
 import webhooksList from '../handlers/webhooks/webhooks.list';
+import webhooksRecover from '../handlers/webhooks/webhooks.recover';
 import webhooksReplay from '../handlers/webhooks/webhooks.replay';
 import webhooksRotateSecret from '../handlers/webhooks/webhooks.rotate_secret';
 import webhooksTest from '../handlers/webhooks/webhooks.test';
@@ -71,6 +79,8 @@ export const handlers: Handlers = {
   "coupons.get": couponsGet,
   "coupons.list": couponsList,
   "coupons.status": couponsStatus,
+  "events.get": eventsGet,
+  "events.list": eventsList,
   "health.live": healthLive,
   "health.ready": healthReady,
   "inventory.adjust": inventoryAdjust,
@@ -78,10 +88,13 @@ export const handlers: Handlers = {
   "inventory.list": inventoryList,
   "me": me,
   "oauth.authorize": oauthAuthorize,
+  "oauth.introspect": oauthIntrospect,
   "oauth.launch.verify": oauthLaunchVerify,
+  "oauth.metadata": oauthMetadata,
   "oauth.operations.lookup": oauthOperationsLookup,
   "oauth.operations.recover": oauthOperationsRecover,
   "oauth.operations.status": oauthOperationsStatus,
+  "oauth.revoke": oauthRevoke,
   "oauth.token": oauthToken,
   "orders.digital_items": ordersDigitalItems,
   "orders.get": ordersGet,
@@ -109,7 +122,10 @@ export const handlers: Handlers = {
   "reviews.moderation": reviewsModeration,
   "webhooks.create": webhooksCreate,
   "webhooks.delete": webhooksDelete,
+  "webhooks.deliveries.get": webhooksDeliveriesGet,
+  "webhooks.deliveries.list": webhooksDeliveriesList,
   "webhooks.list": webhooksList,
+  "webhooks.recover": webhooksRecover,
   "webhooks.replay": webhooksReplay,
   "webhooks.rotate_secret": webhooksRotateSecret,
   "webhooks.test": webhooksTest,

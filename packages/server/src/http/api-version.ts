@@ -1,5 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { API_VERSION_HEADER, type ApiVersionEntry, unsupportedVersion, VERSION_HEADER_NAMES, versionHeaders } from '../core/api-versions';
+import { METADATA_PATH } from '../oauth/metadata';
 import { noteVersionUse } from '../services/api-versions';
 import type { Services } from '../services/container';
 
@@ -36,7 +37,8 @@ function serve(res: Response, served: ServedVersion): void {
 
 /** The paths whose answers carry a date version: the interface (store API, OAuth) and the probes. */
 const isVersioned = (path: string): boolean => path.startsWith('/stores/') || path.startsWith('/oauth/') || path === '/oauth';
-const isProbe = (path: string): boolean => path === '/livez' || path === '/readyz';
+/** Answered under the current version whatever the request names: the probes, and the RFC 8414 metadata (a standard document). */
+const isProbe = (path: string): boolean => path === '/livez' || path === '/readyz' || path === METADATA_PATH;
 
 /**
  * The first step of every request to the interface (docs/decisions.md, "Date versions: selection
@@ -44,7 +46,8 @@ const isProbe = (path: string): boolean => path === '/livez' || path === '/ready
  * before anything else when it is no version or a retired one (what the request means depends on
  * it, so nothing else is judged first); without the header, the current version until
  * {@link settleVersion} knows the app. The answer names its version from here on, errors included.
- * The probes, which no app calls, always answer under the current version and ignore the header.
+ * The probes, which no app calls, and the OAuth metadata document, whose form RFC 8414 fixes, always
+ * answer under the current version and ignore the header.
  */
 export function apiVersionSelection(services: Pick<Services, 'apiVersions' | 'clock'>): RequestHandler {
   const { apiVersions: registry, clock } = services;

@@ -7,6 +7,7 @@ import { preparedRowSets } from '../db/prepared-statements';
 import { type ReadAhead, selectRows } from '../db/reads';
 import { satisfiesAny } from '../platform/scopes';
 import { storeMigrating } from '../platform/stores';
+import { effectiveScopes, livenessOf, liveTokenSql, type TokenLivenessFacts } from '../platform/tokens';
 import type { Services } from '../services/container';
 import { type FoldedSpend, foldedSpendSql, type Quota, type RateDecision } from '../services/rate-limit';
 
@@ -80,10 +81,10 @@ const TOKEN_CONTEXT_SQL = `select ${TOKEN_CONTEXT_COLUMNS} ${TOKENS_WITH_CONTEXT
 
 /**
  * The checks of {@link authenticateBearer} that let a request through, in SQL over the token's
- * context: a request refused with 401, 404 or 503 spends no quota.
+ * context: a live token (platform/tokens, the one rule), for this store, not moving. A request
+ * refused with 401, 404 or 503 spends no quota.
  */
-const LIVE_FOR_THE_STORE = `context.token_revoked_at is null and context.grant_revoked_at is null and context.expires_at > :now
-  and context.installation_status = 'installed' and context.grant_generation = context.installation_generation
+const LIVE_FOR_THE_STORE = `${liveTokenSql('context')}
   and context.token_store_id = :store_id and context.routing_state <> 'migrating'`;
 
 /**
@@ -164,11 +165,8 @@ export async function authenticateBearer(
   const now = services.clock.now();
   const { row, spent, readAhead } = await loadTokenContext(services, presented.hash, storeId, now, services.limiter.folded(quota), firstRead);
   if (!row) throw unauthenticated('The access token is unknown.');
-  if (row.token_revoked_at !== null || row.grant_revoked_at !== null) throw unauthenticated('The access token was revoked.');
-  if (now >= row.expires_at) throw unauthenticated('The access token expired (access tokens live 900 seconds); refresh it.');
-  if (row.installation_status !== 'installed' || row.grant_generation !== row.installation_generation) {
-    throw unauthenticated('The access token belongs to an earlier installation of the app.');
-  }
+  const liveness = livenessOf(contextFactsOf(row), now);
+  if (liveness !== 'live') throw unauthenticated(NOT_LIVE_MESSAGES[liveness]);
   if (row.token_store_id !== storeId) throw new ApiError('STORE_NOT_FOUND', 'The access token is not bound to this store.');
   if (row.routing_state === 'migrating') throw storeMigrating();
   if (row.first_used_at === null) await services.db('tokens').where({ id: row.token_id, first_used_at: null }).update({ first_used_at: now });
@@ -176,6 +174,22 @@ export async function authenticateBearer(
   const decision = spent ?? (await services.limiter.take(quota, row.installation_id));
   return readAhead ? { principal: principalOfRow(row), quota: decision, readAhead } : { principal: principalOfRow(row), quota: decision };
 }
+
+/** The token's context as the liveness rule reads it. */
+const contextFactsOf = (row: TokenContextRow): TokenLivenessFacts => ({
+  tokenRevokedAt: row.token_revoked_at,
+  grantRevokedAt: row.grant_revoked_at,
+  expiresAt: row.expires_at,
+  installationStatus: row.installation_status,
+  grantGeneration: row.grant_generation,
+  installationGeneration: row.installation_generation,
+});
+
+const NOT_LIVE_MESSAGES = {
+  revoked: 'The access token was revoked.',
+  expired: 'The access token expired (access tokens live 900 seconds); refresh it.',
+  earlier_installation: 'The access token belongs to an earlier installation of the app.',
+} as const;
 
 /**
  * Principals already made from token rows: the SQLite reader hands out the same row object while
@@ -186,7 +200,6 @@ const principalsOfRows = new WeakMap<TokenContextRow, Principal>();
 function principalOfRow(row: Readonly<TokenContextRow>): Principal {
   const known = principalsOfRows.get(row);
   if (known) return known;
-  const installationScopes = new Set(fromJsonList(row.installation_scopes));
   const principal: Principal = {
     tokenId: row.token_id,
     appId: row.app_id,
@@ -200,7 +213,7 @@ function principalOfRow(row: Readonly<TokenContextRow>): Principal {
     grantRevision: row.grant_revision,
     storeId: row.token_store_id,
     routeEpoch: row.route_epoch,
-    scopes: new Set(fromJsonList(row.grant_scopes).filter((scope) => installationScopes.has(scope))),
+    scopes: new Set(effectiveScopes(fromJsonList(row.grant_scopes), fromJsonList(row.installation_scopes))),
   };
   principalsOfRows.set(row, principal);
   return principal;

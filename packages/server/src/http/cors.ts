@@ -3,6 +3,7 @@ import { operationTable, resolveLocalRef } from '@svc/contract';
 import cors from 'cors';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { bundledSpecPath } from '../core/paths';
+import { METADATA_PATH } from '../oauth/metadata';
 import { type Logger, requestIds } from './request-log';
 
 /**
@@ -13,7 +14,9 @@ import { type Logger, requestIds } from './request-log';
  *   (CORS_ORIGINS); those get the allow headers, no others.
  * - OAuth (`/oauth/...`): never. The token, launch and operations endpoints take the client secret,
  *   which a browser must never hold; `/oauth/authorize` is a page the browser navigates to.
- * - `/openapi.json`: any origin may read it (http/spec-document); its preflight is allowed too.
+ * - `/openapi.json` and the OAuth metadata (`/.well-known/oauth-authorization-server`): any origin
+ *   may read them (public documents, as a browser-based tool discovers them); their preflight is
+ *   allowed too.
  *
  * Every preflight gets a deliberate 204 here, before request validation (which would answer 405 to
  * the undeclared OPTIONS): with the allow headers for a listed origin on the store API, without any
@@ -119,7 +122,7 @@ export function corsPolicy({ origins, logger }: CorsOptions): RequestHandler {
       if (preflight ? listed.has(req.headers.origin as string) : req.method !== 'OPTIONS') return storeApi(req, res, next);
     }
     if (!preflight) return next();
-    if (req.path === '/openapi.json') return specDocument(req, res, next);
+    if (req.path === '/openapi.json' || req.path === METADATA_PATH) return specDocument(req, res, next);
     logger.debug({ ...requestIds(res), origin: String(req.headers.origin).slice(0, 200), path: req.path }, 'refused a CORS preflight');
     refusePreflight(res);
   };

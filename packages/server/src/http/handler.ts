@@ -28,7 +28,7 @@ export type RequestBody<K extends OperationId> =
       : undefined;
 
 type Responses<K extends OperationId> = Operation<K>['responses'];
-type SuccessStatus = 200 | 201 | 202 | 204 | 302;
+type SuccessStatus = 200 | 201 | 202 | 204 | 302 | 304;
 export type SuccessStatusOf<K extends OperationId> = Extract<keyof Responses<K>, SuccessStatus>;
 export type ResponseBody<K extends OperationId, S extends keyof Responses<K>> = ContentOf<Responses<K>[S]>;
 

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import helmet, { type HelmetOptions } from 'helmet';
+import { METADATA_PATH } from '../oauth/metadata';
 
 /**
  * The security headers of every answer, in one place (docs/decisions.md, "Security headers and
@@ -49,12 +50,13 @@ const isUnder = (requestPath: string, prefix: string): boolean => requestPath ==
 
 export function securityHeaders({ hsts, docsSiteDir }: SecurityHeaderOptions): RequestHandler {
   const json = helmet({ ...common, contentSecurityPolicy: jsonPolicy });
-  // The spec is public and fetched from other origins' tools: it may be embedded cross-origin too.
+  // The spec and the OAuth metadata are public and fetched from other origins' tools: they may be embedded cross-origin too.
   const spec = helmet({ ...common, contentSecurityPolicy: jsonPolicy, crossOriginResourcePolicy: { policy: 'cross-origin' } });
   const docs = docsHeaders(docsSiteDir);
   const transportSecurity = helmet.strictTransportSecurity({ maxAge: HSTS_MAX_AGE_SECONDS, includeSubDomains: true });
   return (req: Request, res: Response, next: NextFunction) => {
-    const headers = isUnder(req.path, '/docs') ? docs(isUnder(req.path, SDK_REFERENCE)) : req.path === '/openapi.json' ? spec : json;
+    const publicDocument = req.path === '/openapi.json' || req.path === METADATA_PATH;
+    const headers = isUnder(req.path, '/docs') ? docs(isUnder(req.path, SDK_REFERENCE)) : publicDocument ? spec : json;
     headers(req, res, (error?: unknown) => {
       if (error) return next(error);
       if (hsts && req.secure) return transportSecurity(req, res, next);

@@ -1,5 +1,6 @@
 import { signInLimitsExpiry } from '../dashboard/sign-in-guard';
 import { webhookAttemptsExpiry, webhookDeliveriesExpiry } from '../domain/webhooks/delivery/attempts';
+import { repairWebhookQueues } from '../domain/webhooks/delivery/queues';
 import { idempotencyKeysExpiry } from '../http/idempotency';
 import { authorizationRequestsExpiry } from '../oauth/consent';
 import { launchTokensExpiry } from '../oauth/launch';
@@ -22,12 +23,20 @@ export const EXPIRY_RULES: readonly ExpiryRule[] = [
   apiQuotaCountersExpiry,
   signInLimitsExpiry,
   outboxEventsExpiry,
-  webhookDeliveriesExpiry,
+  // Attempts before their deliveries: they are found through the delivery's event.
   webhookAttemptsExpiry,
+  webhookDeliveriesExpiry,
 ];
 
-/** One housekeeping run: deletes what has expired in every table, in bounded batches. */
-export const runHousekeeping = (deps: Deps, limits: SweepLimits = SWEEP_LIMITS): Promise<TableSweep[]> => deleteExpired(deps, EXPIRY_RULES, limits);
+/**
+ * One housekeeping run: deletes what has expired in every table, in bounded batches, then makes due
+ * any webhook queue that pending deliveries wait in unseen (delivery/queues.ts: the safety net).
+ */
+export async function runHousekeeping(deps: Deps, limits: SweepLimits = SWEEP_LIMITS): Promise<TableSweep[]> {
+  const sweeps = await deleteExpired(deps, EXPIRY_RULES, limits);
+  await repairWebhookQueues(deps.db, deps.clock.now());
+  return sweeps;
+}
 
 /** How often the server runs housekeeping. */
 export const HOUSEKEEPING_EVERY_MS = 10 * 60 * 1000;

@@ -1,6 +1,6 @@
 import { POLICY_LEASE_MS } from '../core/limits';
 import { listenForWebhookWork, type StopListening } from '../db/notifications';
-import { type AttemptMade, attemptDelivery, type DeliveryDeps, recordAttempts } from '../domain/webhooks/delivery/attempts';
+import { type AttemptMade, attemptDelivery, type DeliveryDeps, recordAndClaim, recordAttempts } from '../domain/webhooks/delivery/attempts';
 import { type ClaimedDelivery, claimDeliveries } from '../domain/webhooks/delivery/claims';
 import { FAN_OUT_BATCH, fanOut } from '../domain/webhooks/delivery/fan-out';
 import { type Metrics, noMetrics, type WebhookAttemptOutcome } from '../services/metrics';
@@ -8,7 +8,10 @@ import { type Metrics, noMetrics, type WebhookAttemptOutcome } from '../services
 export interface DispatcherOptions {
   /** Attempts this worker has on the wire at once. */
   readonly concurrency?: number;
-  /** Attempts of one subscription under lease at once, across workers: one slow or dead endpoint holds up only itself. */
+  /**
+   * Attempts of one subscription under lease at once, across workers: one slow or dead endpoint
+   * holds up only itself. The services' setting (`WEBHOOK_ATTEMPTS_PER_SUBSCRIPTION`) when left out.
+   */
   readonly perSubscription?: number;
   /**
    * How long the worker waits, when nothing is due, before it looks again unasked: the fallback for
@@ -32,7 +35,7 @@ export interface Dispatcher {
   stop(): Promise<void>;
 }
 
-export const DISPATCHER_DEFAULTS = { concurrency: 32, perSubscription: 4, pollMs: 1000 } as const;
+export const DISPATCHER_DEFAULTS = { concurrency: 32, pollMs: 1000 } as const;
 
 /**
  * The webhook dispatcher: a loop over the database, run inside the server (`WEBHOOK_WORKERS`) and
@@ -40,7 +43,7 @@ export const DISPATCHER_DEFAULTS = { concurrency: 32, perSubscription: 4, pollMs
  */
 export function createDispatcher(deps: DeliveryDeps, options: DispatcherOptions = {}): Dispatcher {
   const concurrency = options.concurrency ?? DISPATCHER_DEFAULTS.concurrency;
-  const limits = { perSubscription: options.perSubscription ?? DISPATCHER_DEFAULTS.perSubscription, leaseMs: options.leaseMs ?? POLICY_LEASE_MS };
+  const limits = { perSubscription: options.perSubscription ?? deps.webhooks.attemptsPerSubscription, leaseMs: options.leaseMs ?? POLICY_LEASE_MS };
   const pollMs = options.pollMs ?? DISPATCHER_DEFAULTS.pollMs;
   const random = options.random ?? Math.random;
   const logError = options.logError ?? (() => undefined);
@@ -57,10 +60,15 @@ export function createDispatcher(deps: DeliveryDeps, options: DispatcherOptions 
    * read before, and sleep a whole poll with work waiting.
    */
   let signalled = false;
+  /** One-shot waiters for the next signal, whether or not the loop runs (the stop waits for answers so). */
+  const nextSignal = new Set<() => void>();
   const signal = () => {
     signalled = true;
     wake?.();
+    for (const resolve of nextSignal) resolve();
+    nextSignal.clear();
   };
+  const untilSignalled = () => new Promise<void>((resolve) => nextSignal.add(resolve));
   /**
    * Whether the outbox may hold events not fanned out: a commit announced some since the last
    * fan-out. Otherwise the loop claims without a fan-out first (an empty one is a transaction of
@@ -76,50 +84,80 @@ export function createDispatcher(deps: DeliveryDeps, options: DispatcherOptions 
   };
 
   /**
-   * Attempts made wait here to be recorded: one transaction records all that finished meanwhile,
-   * so the commits (each a disk sync on SQLite) do not bound the deliveries per second.
+   * Attempts answered and not recorded yet. Their slots are free once recorded, and the claim that
+   * takes the next deliveries records them (`recordAndClaim`: one round trip on PostgreSQL), so that
+   * a subscription's next attempt follows an answer after one round trip, not two.
    */
-  const unrecorded: Array<{ made: AttemptMade; done: () => void }> = [];
-  let recording: Promise<void> | undefined;
-  const recordPending = (): void => {
-    if (recording) return;
-    recording = (async () => {
-      while (unrecorded.length > 0) {
-        const batch = unrecorded.splice(0, 500);
-        try {
-          await recordAttempts(
-            deps,
-            batch.map((entry) => entry.made),
-            random,
-          );
-        } catch (error) {
-          logError(`Recording ${batch.length} webhook attempts failed (their leases let them be attempted again): ${describe(error)}`);
-        }
-        for (const entry of batch) entry.done();
-      }
-    })().finally(() => {
-      recording = undefined;
-      if (unrecorded.length > 0) recordPending();
-    });
+  const answered: Array<{ made: AttemptMade; done: () => void }> = [];
+  /** Attempts on the wire (answered ones move to `answered` until recorded). */
+  let onTheWire = 0;
+
+  /** Sends one attempt; its outcome waits in `answered` for the next turn, which records it. */
+  const attempt = (claimed: ClaimedDelivery): Promise<void> => {
+    onTheWire += 1;
+    return attemptDelivery(deps, claimed).then(
+      (made) => {
+        onTheWire -= 1;
+        if (!made) return signal();
+        metrics.webhookAttempt(attemptOutcomeOf(made), made.record.latency_ms / 1000);
+        return new Promise<void>((resolve) => {
+          answered.push({ made, done: resolve });
+          signal();
+        });
+      },
+      (error: unknown) => {
+        onTheWire -= 1;
+        logError(`Webhook delivery ${claimed.id} failed (its lease lets it be attempted again): ${describe(error)}`);
+        signal();
+      },
+    );
   };
 
-  /** Sends one attempt and resolves once its outcome is recorded (or could not be). */
-  const attempt = (claimed: ClaimedDelivery): Promise<void> =>
-    attemptDelivery(deps, claimed).then(
-      (made) =>
-        made &&
-        new Promise<void>((resolve) => {
-          metrics.webhookAttempt(attemptOutcomeOf(made), made.record.latency_ms / 1000);
-          unrecorded.push({ made, done: resolve });
-          recordPending();
-        }),
-      (error: unknown) => logError(`Webhook delivery ${claimed.id} failed (its lease lets it be attempted again): ${describe(error)}`),
-    );
+  /** Records what was answered and claims up to the free room, in one turn; answers the deliveries claimed. */
+  const recordAndClaimDue = async (room: number) => {
+    const settled = answered.splice(0, answered.length);
+    try {
+      const claim = await recordAndClaim(
+        deps,
+        settled.map((entry) => entry.made),
+        { ...limits, take: Math.max(0, room) },
+        random,
+      );
+      metrics.webhookClaim(claim.deliveries.length);
+      return claim;
+    } catch (error) {
+      if (settled.length > 0) logError(`Recording ${settled.length} webhook attempts failed (their leases let them be attempted again): ${describe(error)}`);
+      throw error;
+    } finally {
+      for (const entry of settled) entry.done();
+    }
+  };
 
-  const claimDue = async (take: number) => {
-    const claim = await claimDeliveries(deps, { ...limits, take });
-    metrics.webhookClaim(claim.deliveries.length);
-    return claim;
+  /** Records the answers still waiting, without claiming (the stop, `runOnce`). */
+  const recordAnswered = async () => {
+    while (answered.length > 0) {
+      const settled = answered.splice(0, answered.length);
+      try {
+        await recordAttempts(
+          deps,
+          settled.map((entry) => entry.made),
+          random,
+        );
+      } catch (error) {
+        logError(`Recording ${settled.length} webhook attempts failed (their leases let them be attempted again): ${describe(error)}`);
+      } finally {
+        for (const entry of settled) entry.done();
+      }
+    }
+  };
+
+  /** Waits for the attempts on the wire (each ends within its 15 s) and records every answer. */
+  const settle = async () => {
+    for (;;) {
+      await recordAnswered();
+      if (onTheWire === 0 && answered.length === 0) return;
+      if (answered.length === 0) await untilSignalled();
+    }
   };
 
   /** Fans out the whole backlog, a batch per transaction, so a burst does not wait a poll per batch: answers the deliveries written. */
@@ -153,32 +191,31 @@ export function createDispatcher(deps: DeliveryDeps, options: DispatcherOptions 
       wake = undefined;
     });
   };
-  const hasRoom = () => inFlight.size <= concurrency / 2;
 
+  /**
+   * One turn: fan out what commits announced, record what was answered and claim as much as there
+   * is room for, start those attempts. Then, unless the claim filled the room, wait for news: an
+   * answer (its slot and its subscription's are free: the next turn records it and claims at once),
+   * a commit's announcement, or the poll, which finds what nobody announces (a retry coming due).
+   */
   const cycle = async (): Promise<void> => {
     while (running) {
       signalled = false;
       try {
         const fanned = outboxUnread || performance.now() - fannedOutAt >= pollMs ? await fanOutAll() : 0;
-        const room = concurrency - inFlight.size;
-        const claim = room > 0 ? await claimDue(room) : { deliveries: [], full: false };
+        const claim = await recordAndClaimDue(concurrency - onTheWire);
         for (const delivery of claim.deliveries) {
-          const work = attempt(delivery).finally(() => {
-            inFlight.delete(work);
-            signal();
-          });
+          const work = attempt(delivery).finally(() => inFlight.delete(work));
           inFlight.add(work);
         }
-        // Claim again once half the room is free, not after every attempt: a claim is a commit too.
-        // A claim that found less than it asked for took all that was claimable: more becomes so
-        // when attempts end (freeing their subscriptions' slots) or when a commit announces work.
-        // So it waits for half of those on the wire to end, or for the news; with none on the wire,
-        // for the news alone. The poll finds what nobody announces (a retry coming due).
-        if (!hasRoom()) await waitUntil(pollMs, hasRoom);
-        else if (!claim.full && fanned === 0) {
-          const halfEnded = Math.floor(inFlight.size / 2);
-          await waitUntil(pollMs, () => outboxUnread || (signalled && inFlight.size <= halfEnded));
-        }
+        const roomLeft = concurrency - onTheWire > 0;
+        // A turn for every answer would be a commit for every delivery: the next waits until half
+        // of the attempts on the wire have ended, one of them answered, so that each turn records
+        // and frees several (or until nothing is on the wire, for news alone).
+        const wire = onTheWire;
+        const halfEnded = () => onTheWire <= Math.floor(wire / 2);
+        if (!(claim.full && roomLeft) && fanned === 0)
+          await waitUntil(pollMs, () => outboxUnread || (answered.length > 0 && halfEnded()) || (signalled && roomLeft && onTheWire === 0));
       } catch (error) {
         logError(`Webhook dispatch failed (next try in ${pollMs} ms): ${describe(error)}`);
         outboxUnread = true;
@@ -196,8 +233,11 @@ export function createDispatcher(deps: DeliveryDeps, options: DispatcherOptions 
       } finally {
         running = false;
       }
-      const { deliveries } = await claimDue(concurrency);
-      await Promise.all(deliveries.map(attempt));
+      const { deliveries } = await claimDeliveries(deps, { ...limits, take: concurrency });
+      metrics.webhookClaim(deliveries.length);
+      const works = deliveries.map(attempt);
+      await settle();
+      await Promise.all(works);
       return deliveries.length;
     },
     start() {
@@ -212,6 +252,7 @@ export function createDispatcher(deps: DeliveryDeps, options: DispatcherOptions 
       await loop;
       await stopListening?.();
       stopListening = undefined;
+      await settle();
       await Promise.all([...inFlight]);
     },
   };

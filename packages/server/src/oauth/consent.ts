@@ -54,7 +54,14 @@ export async function rememberAuthorization({ db, clock }: Deps, sessionHash: st
   return id;
 }
 
-export type ConsentAnswer = { requestId: string; sessionHash: string; approve: boolean; optionalScopesKept: readonly string[] };
+export type ConsentAnswer = {
+  requestId: string;
+  sessionHash: string;
+  approve: boolean;
+  optionalScopesKept: readonly string[];
+  /** The issuer (`PUBLIC_URL`), sent back as `iss` on the redirect (RFC 9207). */
+  issuer: string;
+};
 
 export type ConsentOutcome = { ok: true; location: string } | { ok: false; reason: string };
 
@@ -85,7 +92,8 @@ async function issueCode(trx: Db, now: number, request: AuthorizationRequestRow,
 /**
  * The store owner's answer. Approval installs the app (or updates its grant) with the required
  * scopes plus the optional ones kept, and redirects with a code; denial redirects with
- * `error=access_denied`. Both carry `state` back unchanged.
+ * `error=access_denied`. Both carry `state` back unchanged and `iss`, the issuer (RFC 9207: the
+ * redirect URI is trusted by now, so the app learns which server answered and can refuse a mix-up).
  */
 export async function answerConsent({ db, clock }: Deps, answer: ConsentAnswer): Promise<ConsentOutcome> {
   return db.transaction(async (trx) => {
@@ -96,13 +104,15 @@ export async function answerConsent({ db, clock }: Deps, answer: ConsentAnswer):
     if (now >= request.expires_at) return { ok: false, reason: 'This consent request expired; start again from the app.' };
     const decided = await trx('authorization_requests').where({ id: request.id, decided_at: null }).update({ decided_at: now });
     if (decided !== 1) return { ok: false, reason: 'This consent request was answered already.' };
-    if (!answer.approve) return { ok: true, location: redirectTo(request.redirect_uri, { error: 'access_denied', state: request.state }) };
+    if (!answer.approve) {
+      return { ok: true, location: redirectTo(request.redirect_uri, { error: 'access_denied', state: request.state, iss: answer.issuer }) };
+    }
     const version = await findVersion(trx, request.version_id);
     const requested = fromJsonList(request.scopes);
     const kept = new Set(answer.optionalScopesKept);
     const scopes = sortScopes(withDependenciesMet(requested.filter((scope) => version?.requiredScopes.includes(scope) || kept.has(scope))));
     const installation = await recordConsent(trx, now, { storeId: request.store_id, appId: request.app_id, versionId: request.version_id, scopes });
     const code = await issueCode(trx, now, request, installation.id, scopes);
-    return { ok: true, location: redirectTo(request.redirect_uri, { code, state: request.state }) };
+    return { ok: true, location: redirectTo(request.redirect_uri, { code, state: request.state, iss: answer.issuer }) };
   });
 }

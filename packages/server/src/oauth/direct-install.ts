@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { isApiError } from '../core/errors';
 import { findStore, PlatformError } from '../platform/stores';
-import type { Deps } from '../services/container';
+import { DEFAULT_ISSUER, type Deps } from '../services/container';
 import { validateAuthorization } from './authorize';
 import { answerConsent, rememberAuthorization } from './consent';
 import { s256 } from './pkce';
@@ -39,7 +39,7 @@ export interface OwnerApproval {
  * the installation) and the code is returned instead of redirected. Refusals are the interface's
  * ApiErrors.
  */
-export async function approveAsOwner(deps: Deps, approval: OwnerApproval): Promise<string> {
+export async function approveAsOwner(deps: Deps & { readonly issuer?: string }, approval: OwnerApproval): Promise<string> {
   const store = await findStore(deps.db, approval.storeId);
   if (!store) throw new PlatformError(`No store ${approval.storeId}`);
   const request = await validateAuthorization(deps, {
@@ -55,7 +55,9 @@ export async function approveAsOwner(deps: Deps, approval: OwnerApproval): Promi
   });
   const session = `operator:${randomBytes(16).toString('hex')}`;
   const requestId = await rememberAuthorization(deps, session, store.owner_id, request);
-  const outcome = await answerConsent(deps, { requestId, sessionHash: session, approve: true, optionalScopesKept: approval.scopes });
+  // The redirect is read here, not followed: its `iss` is the services' issuer when they have one.
+  const issuer = deps.issuer ?? DEFAULT_ISSUER;
+  const outcome = await answerConsent(deps, { requestId, sessionHash: session, approve: true, optionalScopesKept: approval.scopes, issuer });
   if (!outcome.ok) throw new PlatformError(outcome.reason);
   return new URL(outcome.location).searchParams.get('code') as string;
 }

@@ -6,7 +6,7 @@ import { checkSecret } from '../credentials/secrets';
 import type { Db } from '../db/transactions';
 import { findInstallation } from '../platform/installations';
 import { storeMigrating } from '../platform/stores';
-import { findGrant, type Grant, issuePair, liveTokens, operationTokensUsed, revokeGrant, type TokenRow } from '../platform/tokens';
+import { findGrant, type Grant, issuePair, livenessFactsOf, livenessOf, liveTokens, operationTokensUsed, revokeGrant, type TokenRow } from '../platform/tokens';
 import type { Deps } from '../services/container';
 import { type ExpiryRule, LATE_USE_EXPLAINED_MS } from '../services/housekeeping';
 import {
@@ -158,13 +158,12 @@ async function exchangeCode(trx: Db, now: number, appId: string, operationId: st
   return { ok: true, response: await responseFor(trx, grant, operationId, pair), grant };
 }
 
-/** The refresh token's grant, if the token is a live one of this client. */
+/** The refresh token's grant, if the token is a live one (platform/tokens' rule) of this client. */
 async function liveGrantOf(trx: Db, now: number, appId: string, token: TokenRow): Promise<Grant | undefined> {
   const grant = await findGrant(trx, token.grant_id);
-  if (!grant || grant.app_id !== appId || grant.revoked_at !== null || token.revoked_at !== null || now >= token.expires_at) return undefined;
+  if (!grant || grant.app_id !== appId) return undefined;
   const installation = await findInstallation(trx, grant.installation_id);
-  if (installation?.status !== 'installed' || installation.generation !== grant.generation) return undefined;
-  return grant;
+  return livenessOf(livenessFactsOf(token, grant, installation), now) === 'live' ? grant : undefined;
 }
 
 /**

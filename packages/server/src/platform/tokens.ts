@@ -45,6 +45,67 @@ export interface IssuedPair {
 
 export const grantScopes = (grant: Grant): string[] => fromJsonList(grant.scopes);
 
+/**
+ * What decides whether an issued token still works, wherever it is judged: the store API's bearer
+ * check (http/bearer), a refresh (oauth/token-endpoint) and introspection (oauth/introspection).
+ */
+export interface TokenLivenessFacts {
+  readonly tokenRevokedAt: number | null;
+  readonly grantRevokedAt: number | null;
+  readonly expiresAt: number;
+  /** The installation's status, undefined when it is gone. */
+  readonly installationStatus: string | undefined;
+  /** The installation generation the token's grant was issued for. */
+  readonly grantGeneration: number;
+  /** The installation's current generation, undefined when it is gone. */
+  readonly installationGeneration: number | undefined;
+}
+
+/** A token's state, in the order the checks are made (the first that fails is the answer). */
+export type TokenLiveness = 'live' | 'revoked' | 'expired' | 'earlier_installation';
+
+/**
+ * The one rule for a live token: neither it nor its grant revoked, not expired, and of the
+ * installation's current generation while the app is installed (a reinstall or an uninstall ends
+ * every token of the earlier generation). {@link liveTokenSql} is the same rule in SQL.
+ */
+export function livenessOf(facts: TokenLivenessFacts, now: number): TokenLiveness {
+  if (facts.tokenRevokedAt !== null || facts.grantRevokedAt !== null) return 'revoked';
+  if (now >= facts.expiresAt) return 'expired';
+  if (facts.installationStatus !== 'installed' || facts.grantGeneration !== facts.installationGeneration) return 'earlier_installation';
+  return 'live';
+}
+
+/** The facts of a token row, its grant and its installation (`undefined` when gone), as {@link livenessOf} reads them. */
+export const livenessFactsOf = (
+  token: Pick<TokenRow, 'revoked_at' | 'expires_at'>,
+  grant: Pick<Grant, 'revoked_at' | 'generation'>,
+  installation: { readonly status: string; readonly generation: number } | undefined,
+): TokenLivenessFacts => ({
+  tokenRevokedAt: token.revoked_at,
+  grantRevokedAt: grant.revoked_at,
+  expiresAt: token.expires_at,
+  installationStatus: installation?.status,
+  grantGeneration: grant.generation,
+  installationGeneration: installation?.generation,
+});
+
+/**
+ * {@link livenessOf} as an SQL condition over a row (or CTE) `alias` whose columns are the facts in
+ * snake case (`token_revoked_at`, `grant_revoked_at`, `expires_at`, `installation_status`,
+ * `grant_generation`, `installation_generation`), with `:now` bound: for statements that judge a
+ * token in the database (the bearer check's PostgreSQL round trip).
+ */
+export const liveTokenSql = (alias: string): string =>
+  `${alias}.token_revoked_at is null and ${alias}.grant_revoked_at is null and ${alias}.expires_at > :now
+  and ${alias}.installation_status = 'installed' and ${alias}.grant_generation = ${alias}.installation_generation`;
+
+/** What a token may do: its grant's scopes that are still granted to the installation (a narrowed installation narrows at once). */
+export function effectiveScopes(grantScopesList: readonly string[], installationScopes: readonly string[]): string[] {
+  const granted = new Set(installationScopes);
+  return grantScopesList.filter((scope) => granted.has(scope));
+}
+
 export const findGrant = (db: Db, id: string): Promise<Grant | undefined> => db<Grant>('grants').where({ id }).first();
 
 /** Issues an access and a refresh token for a grant; only their hashes are stored. */

@@ -25,6 +25,8 @@ export interface WebhookSettings {
   readonly transport: WebhookTransport;
   /** The delays before each retry (the design's schedule, or `WEBHOOK_RETRY_SCHEDULE`). */
   readonly retryScheduleMs: readonly number[];
+  /** One subscription's attempts under lease at once, across every worker (`WEBHOOK_ATTEMPTS_PER_SUBSCRIPTION`). */
+  readonly attemptsPerSubscription: number;
 }
 
 /** Everything the handlers reach the domain through: one object per running app. */
@@ -40,7 +42,12 @@ export interface Services extends Deps {
   readonly apiVersions: ApiVersionRegistry;
   /** What is counted for `/metrics` (`noMetrics` unless `METRICS_PORT` is set). */
   readonly metrics: Metrics;
+  /** The OAuth issuer (`PUBLIC_URL`): the metadata document's `issuer`, the `iss` of authorization responses. */
+  readonly issuer: string;
 }
+
+/** The issuer of services made without one (tests, tools): the local server `pnpm start` runs. */
+export const DEFAULT_ISSUER = 'http://localhost:3000';
 
 /** About 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: eight attempts over about 28 hours (docs/decisions.md, "Webhooks"). */
 export const RETRY_SCHEDULE_MS: readonly number[] = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
@@ -48,11 +55,15 @@ export const RETRY_SCHEDULE_MS: readonly number[] = [5_000, 300_000, 1_800_000, 
 /** The key of tests and tools (public: it seals nothing real); a `svc worker` they start is given it as SECRET_KEY. */
 export const TOOLS_KEY = derivedKey('tests and tools');
 
+/** One subscription's attempts at once when `WEBHOOK_ATTEMPTS_PER_SUBSCRIPTION` is unset. */
+export const ATTEMPTS_PER_SUBSCRIPTION = 4;
+
 export interface WebhookOptions {
   readonly environment?: Environment;
   readonly resolve?: Resolver;
   readonly transport?: WebhookTransport;
   readonly retryScheduleMs?: readonly number[];
+  readonly attemptsPerSubscription?: number;
 }
 
 export interface ServiceOptions {
@@ -66,6 +77,8 @@ export interface ServiceOptions {
   apiVersions?: ApiVersionRegistry;
   /** Counted for `/metrics`; nothing when left out. */
   metrics?: Metrics;
+  /** The OAuth issuer (`PUBLIC_URL`); {@link DEFAULT_ISSUER} when left out. */
+  issuer?: string;
 }
 
 /** Quota counters live in PostgreSQL when several instances share it, in memory on SQLite (one server process). */
@@ -77,6 +90,7 @@ export function createServices({
   webhooks = {},
   apiVersions = publishedApiVersions,
   metrics = noMetrics,
+  issuer = DEFAULT_ISSUER,
 }: ServiceOptions): Services {
   const environment = webhooks.environment ?? 'development';
   const policy: AddressPolicy = { allowLoopback: environment !== 'production' };
@@ -94,10 +108,12 @@ export function createServices({
       policy,
       transport: webhooks.transport ?? httpTransport({ policy, clock, ...(webhooks.resolve ? { resolve: webhooks.resolve } : {}) }),
       retryScheduleMs: webhooks.retryScheduleMs ?? RETRY_SCHEDULE_MS,
+      attemptsPerSubscription: webhooks.attemptsPerSubscription ?? ATTEMPTS_PER_SUBSCRIPTION,
     },
     readiness: readinessOf(db),
     apiVersions,
     metrics,
+    issuer,
   };
 }
 
@@ -122,7 +138,12 @@ export function servicesFromConfig(config: Config, db: Knex, metrics: Metrics = 
     db,
     metrics,
     rateLimits: config.rateLimits,
+    issuer: config.publicUrl,
     sealer: sealerFromConfig(config),
-    webhooks: { environment: config.environment, ...(config.webhooks.retryScheduleMs ? { retryScheduleMs: config.webhooks.retryScheduleMs } : {}) },
+    webhooks: {
+      environment: config.environment,
+      attemptsPerSubscription: config.webhooks.attemptsPerSubscription,
+      ...(config.webhooks.retryScheduleMs ? { retryScheduleMs: config.webhooks.retryScheduleMs } : {}),
+    },
   });
 }

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { type WebhookEventData, type WebhookEventType, type WebhookGenericUpdates, webhookEventCatalogue } from '@svc/contract';
 import { toIso } from '../core/clock';
+import { orderedUuidV7s } from '../core/ids';
 import type { EventTrace } from '../core/trace-context';
 import { announceWebhookWork } from '../db/notifications';
 import type { Db } from '../db/transactions';
@@ -73,8 +73,16 @@ export async function recordEvent(db: Db, event: DomainEvent): Promise<string[]>
   return ids;
 }
 
+/** Event ids of this process, in the order made within each millisecond. */
+const nextEventId = orderedUuidV7s();
+
+/**
+ * An event's id is a UUIDv7 of when it occurred: it sorts by time (events of one change in the order
+ * written), and it tells that an event is past the 30 days events are kept after its row is gone
+ * (events.get: EVENT_EXPIRED).
+ */
 async function writeEvent(db: Db, event: DomainEvent): Promise<string> {
-  const id = randomUUID();
+  const id = nextEventId(event.occurredAt);
   const payload = envelopeOf(id, event);
   await db('outbox_events').insert({
     id,

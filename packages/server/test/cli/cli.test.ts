@@ -824,7 +824,10 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
       expect({ code, out, err }).toEqual({
         code: 0,
         out: ['svc worker: stopped'],
-        err: ['svc worker: metrics at http://127.0.0.1:9464/metrics', 'svc worker: delivering webhooks with 2 attempts at once; stop with SIGINT or SIGTERM'],
+        err: [
+          'svc worker: metrics at http://127.0.0.1:9464/metrics',
+          'svc worker: delivering webhooks with 2 attempts at once, at most 4 per subscription; stop with SIGINT or SIGTERM',
+        ],
       });
     });
 

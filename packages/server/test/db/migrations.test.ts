@@ -71,6 +71,9 @@ describe.each(testDatabases())('schema on $name', (testDatabase) => {
       '012_delivery_claim_order',
       '013_api_quota_counters',
       '014_event_trace',
+      '015_event_feed',
+      '016_sync_indexes',
+      '017_webhook_queues',
     ]);
     for (const table of TABLES) expect(await database.schema.hasTable(table)).toBe(true);
     expect(await migrateToLatest(database)).toEqual([]);

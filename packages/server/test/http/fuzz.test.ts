@@ -9,6 +9,7 @@ import { createCoupon } from '../../src/domain/storefront/coupons/changes';
 import { createCustomer } from '../../src/domain/storefront/customers/changes';
 import { failPayment, fulfilOrder, payOrder, placeOrder } from '../../src/domain/storefront/orders/changes';
 import { writeReview } from '../../src/domain/storefront/reviews/changes';
+import { fanOut } from '../../src/domain/webhooks/delivery/fan-out';
 import { createSubscription } from '../../src/domain/webhooks/subscriptions/changes';
 import { handlers } from '../../src/generated/registry';
 import { isNotImplemented } from '../../src/http/handler';
@@ -81,7 +82,7 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
   let ownClient: AppFixture;
   let oauthClient: AppFixture;
   const tokens = { own: '', otherStore: '', narrow: '', refresh: '' };
-  const ids = { product: 0, category: 0, order: 0, payment: 0, review: 0, page: 0, deletablePage: 0, cart: 0, coupon: 0, subscription: '' };
+  const ids = { product: 0, category: 0, order: 0, payment: 0, review: 0, page: 0, deletablePage: 0, cart: 0, coupon: 0, subscription: '', event: '' };
   let requestCounter = 0;
 
   beforeAll(async () => {
@@ -140,6 +141,9 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
     ids.subscription = (
       await createSubscription(h.db, h.services, subscriber, { endpoint_url: 'http://127.0.0.1:9/hooks', event_types: ['order.created'] })
     ).row.id;
+    // The order's event, queued to that subscription, so event ids reach the events and delivery log handlers.
+    await fanOut(h.services);
+    ids.event = (await h.db('webhook_deliveries').where({ subscription_id: ids.subscription }).first<{ event_id: string }>('event_id'))?.event_id as string;
   });
 
   /** The `Authorization` header each caller sends, by the operation's kind of authentication. */
@@ -171,6 +175,7 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
   /** The seeded record an operation's `{id}` names. */
   function seededIdOf(entry: OperationEntry): number | string {
     if (entry.path.includes('/webhook-subscriptions/')) return ids.subscription;
+    if (entry.path.includes('/events/')) return ids.event;
     if (entry.path.includes('/categories/')) return ids.category;
     if (entry.path.includes('/orders/')) return ids.order;
     if (entry.path.includes('/payments/')) return ids.payment;
@@ -192,6 +197,7 @@ describe.each(testDatabases())('fuzz: requests from the spec, mutated, on $name'
   async function baseDraft(entry: OperationEntry): Promise<Draft> {
     const pathValues: Record<string, string> = { storeId: store.store.id };
     if (entry.path.includes('{id}')) pathValues.id = String(seededIdOf(entry));
+    if (entry.path.includes('{eventId}')) pathValues.eventId = ids.event;
     const headers: [string, string[]][] = [];
     for (const parameter of documentedParameters(entry).filter((candidate) => candidate.in === 'header' && candidate.required === true)) {
       requestCounter += 1;

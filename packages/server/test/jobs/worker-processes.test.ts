@@ -117,12 +117,17 @@ describe.each(testDatabases())('svc worker processes on $name', (testDatabase) =
     expect(await signal(first, 'SIGKILL')).toBeNull();
     const hung = receiver.receivedAt(path).length;
     expect(await h.db('webhook_deliveries').where({ subscription_id: subscriptionId, state: 'succeeded' })).toEqual([]);
-    // The killed worker's leases would lapse after policyLeaseMs (45 s); the test moves them into the past instead of waiting.
+    // The killed worker's leases would lapse after policyLeaseMs (45 s), when its queue is due again;
+    // the test moves both into the past instead of waiting.
     await h
       .db('webhook_deliveries')
       .where({ subscription_id: subscriptionId })
       .whereNotNull('claimed_until')
       .update({ claimed_until: Date.now() - 1 });
+    await h
+      .db('webhook_queues')
+      .where({ subscription_id: subscriptionId })
+      .update({ next_due_at: Date.now() - 1 });
     receiver.answer(path, 200);
     const second = await startWorker(env);
     workers.push(second);

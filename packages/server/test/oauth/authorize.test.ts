@@ -266,13 +266,14 @@ describe.each(testDatabases())('GET /oauth/authorize on $name', (testDatabase) =
       expect(tokens.body.scope).toBe('products:read products:write');
     });
 
-    it('the redirect carries the code and the state unchanged', async () => {
+    it('the redirect carries the code, the state unchanged and the issuer (RFC 9207)', async () => {
       const state = 'Sp ce+plus/slash?q=1&x=%41~é"<';
       const { callback } = await approveInBrowser(h.app, store, client, ['products:read'], { overrides: { state } });
       expect(`${callback.origin}${callback.pathname}`).toBe(REDIRECT_URI);
       expect(callback.searchParams.get('state')).toBe(state);
       expect(callback.searchParams.get('code')).toMatch(/^svc_c_/);
-      expect([...callback.searchParams.keys()].sort()).toEqual(['code', 'state']);
+      expect(callback.searchParams.get('iss')).toBe(h.services.issuer);
+      expect([...callback.searchParams.keys()].sort()).toEqual(['code', 'iss', 'state']);
     });
 
     it('the redirect keeps the query of a registered redirect URL', async () => {
@@ -294,7 +295,12 @@ describe.each(testDatabases())('GET /oauth/authorize on $name', (testDatabase) =
         callback,
       } = await approveInBrowser(h.app, store, tenantApp, ['products:read'], { overrides: { redirect_uri: registered } });
       expect(answered.headers.location).toMatch(/^https:\/\/app\.example\.com\/cb\?tenant=7&/);
-      expect(Object.fromEntries(callback.searchParams)).toEqual({ tenant: '7', code: expect.stringMatching(/^svc_c_/), state: sent.state });
+      expect(Object.fromEntries(callback.searchParams)).toEqual({
+        tenant: '7',
+        code: expect.stringMatching(/^svc_c_/),
+        state: sent.state,
+        iss: h.services.issuer,
+      });
       const tokens = await exchangeCode(h.app, tenantApp, callback.searchParams.get('code') as string, registered);
       expect(tokens.status).toBe(200);
     });

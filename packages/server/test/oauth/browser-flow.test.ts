@@ -144,7 +144,7 @@ describeInChromium(SUITE, () => {
     }
 
     it(
-      'goes from the authorize URL through sign-in and consent (one optional scope unticked) to the callback with code and state; the code exchanges for the narrower grant',
+      'goes from the authorize URL through sign-in and consent (one optional scope unticked) to the callback with code, state and iss; the code exchanges for the narrower grant',
       async () => {
         const store = await createTestStore(h);
         const opened = await offlinePage();
@@ -156,7 +156,8 @@ describeInChromium(SUITE, () => {
           expect(await opened.page.getByRole('checkbox', { name: /products:write/ }).isChecked()).toBe(true);
 
           const callback = await answerAndArrive(opened, 'Approve');
-          expect([...callback.searchParams.keys()].sort()).toEqual(['code', 'state']);
+          expect([...callback.searchParams.keys()].sort()).toEqual(['code', 'iss', 'state']);
+          expect(callback.searchParams.get('iss')).toBe(h.services.issuer);
           expect(callback.searchParams.get('state')).toBe(query.state);
           const code = callback.searchParams.get('code') as string;
           expect(code).toMatch(/^svc_c_/);
@@ -188,7 +189,7 @@ describeInChromium(SUITE, () => {
         try {
           await signInToConsent(opened.page, store, query);
           const callback = await answerAndArrive(opened, 'Deny');
-          expect(Object.fromEntries(callback.searchParams)).toEqual({ error: 'access_denied', state: query.state });
+          expect(Object.fromEntries(callback.searchParams)).toEqual({ error: 'access_denied', state: query.state, iss: h.services.issuer });
           expectStayedLocal(opened);
           expect(await h.db('installations').where({ store_id: store.store.id })).toHaveLength(0);
         } finally {

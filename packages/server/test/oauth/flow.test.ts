@@ -96,7 +96,7 @@ describe.each(testDatabases())('the authorization-code flow with PKCE, browser s
     expect(newAccess.status).toBe(200);
   });
 
-  it('a denial redirects with error=access_denied and the state, and installs nothing', async () => {
+  it('a denial redirects with error=access_denied, the state and the issuer, and installs nothing', async () => {
     const other = await createTestStore(h, 'Amber House');
     const jar = new CookieJar();
     const query = authorizeQuery(other, client, ['products:read']);
@@ -104,7 +104,7 @@ describe.each(testDatabases())('the authorization-code flow with PKCE, browser s
     const answered = await answerConsentForm(h.app, jar, consent.text, 'deny');
     expect(answered.status).toBe(302);
     const callback = new URL(answered.headers.location as string);
-    expect(Object.fromEntries(callback.searchParams)).toEqual({ error: 'access_denied', state: query.state });
+    expect(Object.fromEntries(callback.searchParams)).toEqual({ error: 'access_denied', state: query.state, iss: h.services.issuer });
     expect(await h.db('installations').where({ store_id: other.store.id })).toHaveLength(0);
   });
 });

@@ -16,7 +16,9 @@ const worker: Run<{ concurrency: number }> = async (context, { options }) => {
   const dispatcher = createDispatcher(services, { concurrency: options.concurrency, logError: context.err, metrics: services.metrics });
   dispatcher.start();
   if (metricsUrl) context.err(`svc worker: metrics at ${metricsUrl}`);
-  context.err(`svc worker: delivering webhooks with ${options.concurrency} attempts at once; stop with SIGINT or SIGTERM`);
+  context.err(
+    `svc worker: delivering webhooks with ${options.concurrency} attempts at once, at most ${services.webhooks.attemptsPerSubscription} per subscription; stop with SIGINT or SIGTERM`,
+  );
   await stopping.begun;
   await dispatcher.stop();
   return { json: { stopped: true }, lines: ['svc worker: stopped'] };

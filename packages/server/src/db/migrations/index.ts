@@ -13,6 +13,9 @@ import * as apiVersions from './011_api_versions';
 import * as deliveryClaimOrder from './012_delivery_claim_order';
 import * as apiQuotaCounters from './013_api_quota_counters';
 import * as eventTrace from './014_event_trace';
+import * as eventFeed from './015_event_feed';
+import * as syncIndexes from './016_sync_indexes';
+import * as webhookQueues from './017_webhook_queues';
 
 /** Every migration in order. Listed in code (not read from disk) so tsx, jest and builds agree. */
 export const migrations: ReadonlyArray<{ name: string; migration: Knex.Migration }> = [
@@ -30,4 +33,7 @@ export const migrations: ReadonlyArray<{ name: string; migration: Knex.Migration
   { name: '012_delivery_claim_order', migration: deliveryClaimOrder },
   { name: '013_api_quota_counters', migration: apiQuotaCounters },
   { name: '014_event_trace', migration: eventTrace },
+  { name: '015_event_feed', migration: eventFeed },
+  { name: '016_sync_indexes', migration: syncIndexes },
+  { name: '017_webhook_queues', migration: webhookQueues },
 ];

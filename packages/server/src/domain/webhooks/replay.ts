@@ -6,6 +6,7 @@ import { announceWebhookWork } from '../../db/notifications';
 import { type Db, inTransaction } from '../../db/transactions';
 import { OUTBOX_KEPT_MS } from '../../services/outbox';
 import type { DeliveryDeps, WebhookDeliveryAttempt } from './delivery/attempts';
+import { queueDue } from './delivery/queues';
 import { sendTestEvent } from './delivery/test-event';
 import { mayReceive, scopesAllowing } from './event-types';
 import type { Subscriber } from './subscriptions/changes';
@@ -65,6 +66,7 @@ export function replayEvents(db: Db, subscriber: Subscriber, id: string, body: W
         trx.raw('? as subscription_id', [subscription.id]),
         'id as event_id',
         'type as event_type',
+        'occurred_at as event_occurred_at',
         trx.raw("'replay' as kind"),
         trx.raw("'pending' as state"),
         trx.raw('0 as attempts'),
@@ -73,11 +75,12 @@ export function replayEvents(db: Db, subscriber: Subscriber, id: string, body: W
       );
     await trx
       .into(
-        trx.raw('?? (??, ??, ??, ??, ??, ??, ??, ??)', [
+        trx.raw('?? (??, ??, ??, ??, ??, ??, ??, ??, ??)', [
           'webhook_deliveries',
           'subscription_id',
           'event_id',
           'event_type',
+          'event_occurred_at',
           'kind',
           'state',
           'attempts',
@@ -87,7 +90,10 @@ export function replayEvents(db: Db, subscriber: Subscriber, id: string, body: W
       )
       .insert(inserted);
     const eventsCount = Number(counted?.n ?? 0);
-    if (eventsCount > 0) await announceWebhookWork(trx);
+    if (eventsCount > 0) {
+      await queueDue(trx, [{ subscriptionId: subscription.id, storeId: subscription.store_id }], now);
+      await announceWebhookWork(trx);
+    }
     return {
       id: randomUUID(),
       from: echoed(from),

@@ -1,6 +1,10 @@
+import type { Knex } from 'knex';
 import type request from 'supertest';
 import { CURSOR_TTL_MS } from '../../../src/core/cursor';
+import { createCategory, updateCategory } from '../../../src/domain/catalog/categories/changes';
 import type { CategoryRow } from '../../../src/domain/catalog/categories/row';
+import { createProduct, updateProductContent } from '../../../src/domain/catalog/products/changes';
+import { type Actor, anyVersion } from '../../../src/domain/common/actor';
 import { expectError } from '../../support/auth-steps';
 import {
   type CategoryTokens,
@@ -16,7 +20,8 @@ import {
   tokenWith,
   walkCategories,
 } from '../../support/catalog-categories';
-import { testDatabases } from '../../support/databases';
+import { createProductVia, getProductCall, listProductsCall, patchProduct } from '../../support/catalog-products';
+import { describeOnPostgres, testDatabases } from '../../support/databases';
 import { createTestStore, type StoreFixture, suiteHarness } from '../../support/harness';
 
 const BAD_PATH_IDS = ['0', '01', '-1', 'abc', '1.5'];
@@ -490,6 +495,99 @@ describe.each(testDatabases())('categories on $name', (testDatabase) => {
     });
   });
 
+  describe('updated_at follows what the answers show (incremental lists)', () => {
+    const at = () => new Date(h.clock.now()).toISOString();
+
+    async function catalogStore() {
+      const { store, storeId, tokens } = await freshStore();
+      const token = await tokenWith(h, store, ['categories:read', 'categories:write', 'products:read', 'products:write']);
+      return { storeId, tokens, token };
+    }
+
+    it('moves a category’s updated_at when its products_count changes (a product created in it, moved in or out), not its resource_version or ETag', async () => {
+      const { storeId, token } = await catalogStore();
+      const perfumes = await create(storeId, token, { name: 'Perfumes' });
+      const incense = await create(storeId, token, { name: 'Incense' });
+      const created = at();
+      const category = async (response: request.Response) => {
+        const read = await get(storeId, token, response.body.data.id);
+        return { ...read.body.data, etag: read.headers.etag } as { products_count: number; resource_version: number; updated_at: string; etag: string };
+      };
+
+      h.clock.advance(60_000);
+      const { product, etag } = await createProductVia(h.app, storeId, token, { category: 'Perfumes' });
+      expect(await category(perfumes)).toMatchObject({ products_count: 1, updated_at: at(), resource_version: 1, etag: perfumes.headers.etag });
+      expect(await category(incense)).toMatchObject({ products_count: 0, updated_at: created });
+
+      h.clock.advance(60_000);
+      const moved = await patchProduct(h.app, storeId, token, product.id, 'content', { category: 'incense' }, etag);
+      expect(moved.status).toBe(200);
+      const movedAt = at();
+      expect(await category(perfumes)).toMatchObject({ products_count: 0, updated_at: movedAt, resource_version: 1, etag: perfumes.headers.etag });
+      expect(await category(incense)).toMatchObject({ products_count: 1, updated_at: movedAt, resource_version: 1, etag: incense.headers.etag });
+
+      // The category it already has, and a change of anything else, leave the counts and both categories as they were.
+      h.clock.advance(60_000);
+      const same = await patchProduct(h.app, storeId, token, product.id, 'content', { category: 'Incense', name: 'Bakhoor' }, moved.headers.etag);
+      expect(same.status).toBe(200);
+      expect(await category(perfumes)).toMatchObject({ updated_at: movedAt });
+      expect(await category(incense)).toMatchObject({ products_count: 1, updated_at: movedAt });
+
+      h.clock.advance(60_000);
+      const since = at();
+      h.clock.advance(1);
+      expect((await patchProduct(h.app, storeId, token, product.id, 'content', { category: null }, same.headers.etag)).status).toBe(200);
+      expect(await category(incense)).toMatchObject({ products_count: 0, updated_at: at() });
+      const changed = await listCategoriesCall(h.app, storeId, token, { updated_since: since });
+      expect(changed.body.data.map((listed: { id: number }) => listed.id)).toEqual([incense.body.data.id]);
+    });
+
+    it('leaves the categories as they were when the move is refused (an unknown category, a stale If-Match)', async () => {
+      const { storeId, token } = await catalogStore();
+      const perfumes = await create(storeId, token, { name: 'Perfumes' });
+      await create(storeId, token, { name: 'Incense' });
+      const { product, etag: stale } = await createProductVia(h.app, storeId, token, { category: 'Perfumes' });
+      const renamed = await patchProduct(h.app, storeId, token, product.id, 'content', { name: 'Bakhoor' }, stale);
+      const before = await storedCategories(h, storeId);
+      h.clock.advance(60_000);
+      const current = renamed.headers.etag as string;
+      expectError(await patchProduct(h.app, storeId, token, product.id, 'content', { category: 'Candles' }, current), 422, 'CATEGORY_NOT_FOUND');
+      expectError(await patchProduct(h.app, storeId, token, product.id, 'content', { category: 'Incense' }, stale), 412, 'PRECONDITION_FAILED');
+      expect(await storedCategories(h, storeId)).toEqual(before);
+      expect((await get(storeId, token, perfumes.body.data.id)).body.data.products_count).toBe(1);
+    });
+
+    it('moves the updated_at of a renamed category’s products (they show its name), not their resource_version; other changes leave them', async () => {
+      const { storeId, token } = await catalogStore();
+      const perfumes = await create(storeId, token, { name: 'Perfumes' });
+      const inside = await createProductVia(h.app, storeId, token, { category: 'Perfumes' });
+      const outside = await createProductVia(h.app, storeId, token, { name: 'Amber oil' });
+      const createdAt = at();
+      const productNow = async (id: number) => {
+        const read = await getProductCall(h.app, storeId, token, id);
+        return { ...read.body.data, etag: read.headers.etag } as { category: string | null; updated_at: string; resource_version: number; etag: string };
+      };
+
+      h.clock.advance(60_000);
+      const described = await patchCategory(h.app, storeId, token, perfumes.body.data.id, { description: 'Oud and musk.' }, perfumes.headers.etag);
+      expect(described.status).toBe(200);
+      // The same name again is no rename either.
+      const same = await patchCategory(h.app, storeId, token, perfumes.body.data.id, { name: 'Perfumes' }, described.headers.etag);
+      expect(same.status).toBe(200);
+      expect(await productNow(inside.product.id)).toMatchObject({ category: 'Perfumes', updated_at: createdAt });
+
+      h.clock.advance(60_000);
+      const since = at();
+      h.clock.advance(1);
+      const renamed = await patchCategory(h.app, storeId, token, perfumes.body.data.id, { name: 'Oud perfumes' }, same.headers.etag);
+      expect(renamed.status).toBe(200);
+      expect(await productNow(inside.product.id)).toMatchObject({ category: 'Oud perfumes', updated_at: at(), resource_version: 1, etag: inside.etag });
+      expect(await productNow(outside.product.id)).toMatchObject({ category: null, updated_at: createdAt });
+      const changed = await listProductsCall(h.app, storeId, token, { updated_since: since });
+      expect(changed.body.data.map((listed: { id: number; category: string }) => [listed.id, listed.category])).toEqual([[inside.product.id, 'Oud perfumes']]);
+    });
+  });
+
   describe('categories.list', () => {
     describe('paging 230 categories', () => {
       let store: StoreFixture;
@@ -635,5 +733,51 @@ describe.each(testDatabases())('categories on $name', (testDatabase) => {
       expect(response.status).toBe(200);
       expect(response.body.data).toEqual([]);
     });
+  });
+});
+
+/**
+ * A rename locks the category, then its products; a product moved between categories touches the
+ * categories before its own row is locked (domain/catalog/categories/changes): on PostgreSQL, where
+ * writers run at once, the two wait for each other and never deadlock.
+ */
+describeOnPostgres('renames and product moves at once on PostgreSQL', (postgres) => {
+  const h = suiteHarness(postgres);
+  let second: Knex;
+
+  beforeAll(async () => {
+    second = await postgres.openAnother();
+  });
+
+  it('none deadlocks: each succeeds or names a category renamed meanwhile (422), and the store keeps its six products and two categories', async () => {
+    const { store } = await createTestStore(h, 'Contended');
+    const actor = (): Actor => ({ storeId: store.id, installationId: null, now: h.clock.now() });
+    const perfumes = await createCategory(h.db, actor(), { name: 'Perfumes' });
+    await createCategory(h.db, actor(), { name: 'Incense' });
+    const products = [];
+    for (let index = 0; index < 6; index += 1) {
+      products.push(await createProduct(h.db, actor(), { name: `Oud ${index}`, product_kind: 'physical', category: 'Perfumes' }));
+    }
+    for (let round = 0; round < 4; round += 1) {
+      h.clock.advance(1000);
+      const writes = [
+        updateCategory(second, actor(), perfumes.id, anyVersion, { name: `Perfumes ${round}` }),
+        ...products.map((product, index) =>
+          updateProductContent(index % 2 === 0 ? h.db : second, actor(), product.id, anyVersion, {
+            category: (index + round) % 2 === 0 ? 'Incense' : `Perfumes ${round}`,
+          }),
+        ),
+        updateCategory(h.db, actor(), perfumes.id, anyVersion, { description: `Round ${round}` }),
+      ];
+      const results = await Promise.allSettled(writes);
+      // A move may name the category by its name of the round before the rename committed: 422, never a deadlock.
+      const refusals = results.flatMap((result) => (result.status === 'rejected' ? [(result.reason as { code?: string }).code] : []));
+      expect(refusals.filter((code) => code !== 'CATEGORY_NOT_FOUND')).toEqual([]);
+    }
+    const counts = await h.db('products').where({ store_id: store.id }).groupBy('category_id').select('category_id').count({ n: '*' });
+    const categories = await h.db('categories').where({ store_id: store.id });
+    const total = counts.reduce((sum, row) => sum + Number(row.n), 0);
+    expect(total).toBe(6);
+    expect(categories.map((category) => category.name).sort()).toEqual(['Incense', 'Perfumes 3']);
   });
 });

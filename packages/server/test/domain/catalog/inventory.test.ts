@@ -5,6 +5,7 @@ import { endStoreMigration, startStoreMigration } from '../../../src/platform/st
 import { expectError } from '../../support/auth-steps';
 import {
   countRows,
+  FIXTURE_TIME,
   HUGE_ID,
   insertDigitalUnits,
   insertProduct,
@@ -54,23 +55,44 @@ describe.each(testDatabases())('inventory on $name', (testDatabase) => {
     );
 
   describe('inventory.get', () => {
-    it('shows a physical or service product as a manual item with its quantity and resource_version', async () => {
-      const physical = await product({ product_kind: 'physical', quantity: 37, resource_version: 8 });
+    it('shows a physical or service product as a manual item with its quantity, resource_version and the product’s updated_at', async () => {
+      const physical = await product({ product_kind: 'physical', quantity: 37, resource_version: 8, updated_at: FIXTURE_TIME + 5_000 });
       const service = await product({ product_kind: 'service', quantity: 4 });
 
       const first = await shop.api.get(`products/${physical}/inventory`);
       expect(first.status).toBe(200);
-      expect(first.body.data).toEqual({ product_id: physical, product_kind: 'physical', mode: 'manual', quantity: 37, resource_version: 8 });
+      expect(first.body.data).toEqual({
+        product_id: physical,
+        product_kind: 'physical',
+        mode: 'manual',
+        quantity: 37,
+        resource_version: 8,
+        updated_at: toIso(FIXTURE_TIME + 5_000),
+      });
       expect(first.body.meta.request_id).toMatch(UUID);
       const second = await shop.api.get(`products/${service}/inventory`);
-      expect(second.body.data).toEqual({ product_id: service, product_kind: 'service', mode: 'manual', quantity: 4, resource_version: 1 });
+      expect(second.body.data).toEqual({
+        product_id: service,
+        product_kind: 'service',
+        mode: 'manual',
+        quantity: 4,
+        resource_version: 1,
+        updated_at: toIso(FIXTURE_TIME),
+      });
     });
 
     it('counts only the unsold units of a digital product as available_units (digital_aggregate)', async () => {
       const digital = await digitalProduct(['GC-1', 'GC-2', 'GC-3'], ['GC-SOLD-1', 'GC-SOLD-2']);
       const response = await shop.api.get(`products/${digital}/inventory`);
       expect(response.status).toBe(200);
-      expect(response.body.data).toEqual({ product_id: digital, product_kind: 'digital', mode: 'digital_aggregate', available_units: 3, resource_version: 1 });
+      expect(response.body.data).toEqual({
+        product_id: digital,
+        product_kind: 'digital',
+        mode: 'digital_aggregate',
+        available_units: 3,
+        resource_version: 1,
+        updated_at: toIso(FIXTURE_TIME),
+      });
     });
 
     it('is NOT_FOUND for an unknown id, an id beyond any row and another store’s product; VALIDATION_FAILED for malformed ids', async () => {
@@ -121,12 +143,13 @@ describe.each(testDatabases())('inventory on $name', (testDatabase) => {
         { request_id: expect.stringMatching(UUID), has_more: true, limit: 2, next_cursor: expect.any(String), consistency: 'live_keyset' },
         { request_id: expect.stringMatching(UUID), has_more: false, limit: 2, next_cursor: null, consistency: 'live_keyset' },
       ]);
+      const updated_at = toIso(FIXTURE_TIME);
       expect(pages.flatMap((page) => page.data)).toEqual([
-        { product_id: ids[0], product_kind: 'physical', mode: 'manual', quantity: 5, resource_version: 1 },
-        { product_id: ids[1], product_kind: 'digital', mode: 'digital_aggregate', available_units: 2, resource_version: 1 },
-        { product_id: ids[2], product_kind: 'service', mode: 'manual', quantity: 2, resource_version: 1 },
-        { product_id: ids[3], product_kind: 'physical', mode: 'manual', quantity: 0, resource_version: 1 },
-        { product_id: ids[4], product_kind: 'physical', mode: 'manual', quantity: 9, resource_version: 1 },
+        { product_id: ids[0], product_kind: 'physical', mode: 'manual', quantity: 5, resource_version: 1, updated_at },
+        { product_id: ids[1], product_kind: 'digital', mode: 'digital_aggregate', available_units: 2, resource_version: 1, updated_at },
+        { product_id: ids[2], product_kind: 'service', mode: 'manual', quantity: 2, resource_version: 1, updated_at },
+        { product_id: ids[3], product_kind: 'physical', mode: 'manual', quantity: 0, resource_version: 1, updated_at },
+        { product_id: ids[4], product_kind: 'physical', mode: 'manual', quantity: 9, resource_version: 1, updated_at },
       ]);
 
       const all = await fresh.api.get('inventory');
@@ -183,6 +206,7 @@ describe.each(testDatabases())('inventory on $name', (testDatabase) => {
         mode: 'manual',
         quantity: 37,
         resource_version: 8,
+        updated_at: toIso(h.clock.now()),
       });
 
       const events = await productEvents(h.db, shop.store.store.id, id);

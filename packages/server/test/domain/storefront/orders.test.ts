@@ -331,6 +331,17 @@ describe.each(testDatabases())('storefront orders on $name', (testDatabase) => {
       for (const event of events) expect(event.payload).toMatchObject({ occurred_at: toIso(h.clock.now()), data: { order } });
     });
 
+    it('moves the digital product’s updated_at with its available_units (an inventory sync sees the sale), not its resource_version', async () => {
+      const cards = await digitalForSale(h, shop, 5_000, ['C-1', 'C-2', 'C-3']);
+      const before = await productRow(h.db, cards);
+      const placed = await placeOrder(h.db, shop.actor(), { customerId: shop.customer.id, items: [{ productId: cards, quantity: 2 }] });
+      // Placing checks the units, takes none: the stock a reader sees is unchanged.
+      expect(await productRow(h.db, cards)).toMatchObject({ updated_at: before.updated_at, resource_version: before.resource_version });
+      h.clock.advance(1000);
+      await payOrder(h.db, shop.actor(), placed.id, MADA);
+      expect(await productRow(h.db, cards)).toMatchObject({ updated_at: h.clock.now(), resource_version: before.resource_version });
+    });
+
     it('refuses the payment when too few units are left unsold by then, and delivers none', async () => {
       const cards = await digitalForSale(h, shop, 5_000, ['C-1']);
       const first = await placeOrder(h.db, shop.actor(), { customerId: shop.customer.id, items: [{ productId: cards, quantity: 1 }] });

@@ -95,7 +95,7 @@ describe.each(testDatabases())('payment reads on $name', (testDatabase) => {
     const orders = { retried: 0, refunded: 0, apple: 0, declined: 0 };
     /** Their payments, in the order they were made. */
     const payments = { retriedFailed: 0, retriedPaid: 0, refunded: 0, apple: 0, declined: 0 };
-    const times = { retriedFailed: 0, refunded: 0 };
+    const times = { retriedFailed: 0, refunded: 0, refundedAt: 0 };
 
     beforeAll(async () => {
       shop = await openPaymentsShop(h);
@@ -111,6 +111,7 @@ describe.each(testDatabases())('payment reads on $name', (testDatabase) => {
       await later(() => payOrder(h.db, shop.actor(), orders.apple, APPLE_PAY));
       payments.declined = (await later(() => failPayment(h.db, shop.actor(), orders.declined, BANK_TRANSFER))).id;
       await later(() => refundOrder(h.db, shop.actor(), orders.refunded));
+      times.refundedAt = h.clock.now();
       // The paid payments' ids, read back through the list filtered by order: the domain functions return the orders.
       const onlyPaymentOf = async (orderId: number, status: string) => {
         const [id, ...rest] = await idsOf(shop, { order_id: String(orderId), status });
@@ -155,12 +156,13 @@ describe.each(testDatabases())('payment reads on $name', (testDatabase) => {
         amount: await totalOf(orders.retried),
         card: { brand: 'visa', last4: '0042' },
         created_at: toIso(times.retriedFailed),
+        updated_at: toIso(times.retriedFailed),
       });
       expect(response.body.meta).toEqual({ request_id: response.headers['x-request-id'] });
       expect(response.body.data.amount).toBe('435.85'); // 349.00 + 30.00 shipping + 15 % VAT on both
     });
 
-    it('reads back a refunded payment as refunded, keeping its amount, method and time; a method without a card has card null', async () => {
+    it('reads back a refunded payment as refunded, keeping its amount, method and time, updated at the refund; a method without a card has card null', async () => {
       const response = await getCall(shop, payments.refunded);
       expect(response.status).toBe(200);
       expect(response.body.data).toEqual({
@@ -171,6 +173,7 @@ describe.each(testDatabases())('payment reads on $name', (testDatabase) => {
         amount: await totalOf(orders.refunded),
         card: null,
         created_at: toIso(times.refunded),
+        updated_at: toIso(times.refundedAt),
       });
     });
 

@@ -20,6 +20,7 @@ interface ReviewBody {
   status: Status;
   moderated_at: string | null;
   created_at: string;
+  updated_at: string;
 }
 interface ListBody {
   data: ReviewBody[];
@@ -150,6 +151,7 @@ describe.each(testDatabases())('reviews through HTTP on $name', (testDatabase) =
         status: 'published',
         moderated_at: toIso(writtenAt.oudFivePublished as number),
         created_at: toIso(writtenAt.oudFivePublished as number),
+        updated_at: toIso(writtenAt.oudFivePublished as number),
       });
       expect(body.data[1]).toMatchObject({ id: ids.oudThreePending, status: 'pending', moderated_at: null });
     });
@@ -365,14 +367,14 @@ describe.each(testDatabases())('reviews through HTTP on $name', (testDatabase) =
       ['hidden', 'published'],
       ['published', 'published'],
       ['hidden', 'hidden'],
-    ])('takes %s → %s: the new status and moderated_at now, nothing else changed, no event', async (from, to) => {
+    ])('takes %s → %s: the new status, moderated_at and updated_at now, nothing else changed, no event', async (from, to) => {
       const { id, before } = await reviewIn(from);
       const eventsBefore = await eventCount();
       const versionBefore = await versionOf(id);
       h.clock.advance(5 * SECOND);
       const response = await moderate(shop, id, tokens.moderator, { status: to });
       expect(response.status).toBe(200);
-      const expected = { ...before, status: to, moderated_at: toIso(h.clock.now()) };
+      const expected = { ...before, status: to, moderated_at: toIso(h.clock.now()), updated_at: toIso(h.clock.now()) };
       expect(response.body.data).toEqual(expected);
       expect((await get(reviewsPath(shop, `/${id}`), tokens.reader)).body.data).toEqual(expected);
       expect((await walk(tokens.reader, { status: to, product_id: String(products.oud) })).ids).toContain(id);

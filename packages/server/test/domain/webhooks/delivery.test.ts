@@ -369,6 +369,46 @@ describe.each(testDatabases())('webhook delivery on $name', (testDatabase) => {
     }
   });
 
+  it('takes a subscription at its limit out of the claims until a slot frees, whatever its backlog, and brings it back on the next answer', async () => {
+    const s = await shop();
+    const busy = await subscribed(s, ['products:read'], ['product.created']);
+    receiver.answer(busy.path, 'hang');
+    for (let index = 0; index < 30; index += 1) await createProduct(s, `Queued ${index}`);
+    const running = createDispatcher(services, { pollMs: 50, concurrency: 8, random: () => 0.5 });
+    running.start();
+    try {
+      await until(() => receiver.receivedAt(busy.path).length >= 4);
+      // At its limit: its queue is next looked at when the leases end, not at every claim.
+      const queue = await h.db('webhook_queues').where({ subscription_id: busy.id }).first<{ next_due_at: number }>();
+      const leases = await h
+        .db('webhook_deliveries')
+        .where({ subscription_id: busy.id })
+        .whereNotNull('claimed_until')
+        .select<{ claimed_until: number }[]>('claimed_until');
+      expect(leases).toHaveLength(4);
+      expect(Number(queue?.next_due_at)).toBe(Math.max(...leases.map((lease) => Number(lease.claimed_until))));
+      receiver.answer(busy.path, 200);
+      await until(() => receiver.receivedAt(busy.path).length >= 30);
+    } finally {
+      receiver.answer(busy.path, 200);
+      await running.stop();
+    }
+    expect(await h.db('webhook_deliveries').where({ subscription_id: busy.id, state: 'succeeded' })).toHaveLength(30);
+  });
+
+  it('housekeeping finds a queue that pending deliveries wait in unseen (a path that never said so), and they are sent', async () => {
+    const s = await shop();
+    const forgotten = await subscribed(s, ['products:read'], ['product.created']);
+    await createProduct(s, 'Waiting unseen');
+    await h.db('webhook_queues').where({ subscription_id: forgotten.id }).update({ next_due_at: null });
+    await fanOut(h.services);
+    await h.db('webhook_queues').where({ subscription_id: forgotten.id }).update({ next_due_at: null });
+    expect(await drain()).toBe(0);
+    await runHousekeeping(h.services);
+    expect(await drain()).toBe(1);
+    expect(receiver.receivedAt(forgotten.path)).toHaveLength(1);
+  });
+
   describe('webhooks.test', () => {
     it('sends webhook.test now, signed, whatever the event types, and answers the attempt; a repeated key answers it again without sending', async () => {
       const s = await shop();

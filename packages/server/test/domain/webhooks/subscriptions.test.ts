@@ -1,3 +1,4 @@
+import request from 'supertest';
 import { createApp } from '../../../src/app';
 import { createServices } from '../../../src/services/container';
 import { expectError } from '../../support/auth-steps';
@@ -291,6 +292,55 @@ describe.each(testDatabases())('webhook subscriptions on $name', (testDatabase) 
       expect(row.secret_generation).toBe(2);
       expect(row.previous_secret_until).toBe(h.clock.now() + 24 * 60 * 60 * 1000);
       expect(`${row.secret_sealed} ${row.previous_secret_sealed}`).not.toContain(rotated.body.data.secret.slice('whsec_'.length));
+    });
+  });
+
+  describe('webhooks.list with updated_since', () => {
+    const listSince = (storeId: string, token: string, query: Record<string, string>) =>
+      request(h.app).get(`/stores/${storeId}/v1/webhook-subscriptions`).query(query).set('Authorization', `Bearer ${token}`);
+    const idsOf = (response: request.Response) => (response.body.data as Array<{ id: string }>).map((subscription) => subscription.id);
+
+    it('keeps the subscriptions changed strictly after the instant (an update, a rotation, a revocation), still by creation', async () => {
+      const { store, storeId, subscriber } = await storeWithSubscriber();
+      const made: string[] = [];
+      for (const path of ['a', 'b', 'c']) {
+        h.clock.advance(1000);
+        made.push((await subscribe(h, storeId, subscriber, { endpoint_url: `${HOOK}/${path}`, event_types: ['product.updated'] })).id);
+      }
+      const [first, second, third] = made as [string, string, string];
+      const since = new Date(h.clock.now()).toISOString();
+      expect(idsOf(await listSince(storeId, subscriber.token, { updated_since: since }))).toEqual([]);
+
+      h.clock.advance(1000);
+      expect((await patchSubscription(h.app, storeId, subscriber.token, third, { state: 'paused' })).status).toBe(200);
+      const pausedAt = new Date(h.clock.now()).toISOString();
+      h.clock.advance(1000);
+      expect((await postAction(h.app, storeId, subscriber.token, first, 'rotate-secret')).status).toBe(200);
+      const changed = await listSince(storeId, subscriber.token, { updated_since: since });
+      expect(changed.status).toBe(200);
+      // Unpaged: the filter keeps the list's own order, by creation.
+      expect(idsOf(changed)).toEqual([first, third]);
+      expect(changed.body.data[1]).toMatchObject({ state: 'paused', updated_at: pausedAt });
+      expect(idsOf(await listSince(storeId, subscriber.token, { updated_since: pausedAt }))).toEqual([first]);
+
+      h.clock.advance(1000);
+      expect((await deleteSubscription(h.app, storeId, subscriber.token, second)).status).toBe(200);
+      expect(idsOf(await listSince(storeId, subscriber.token, { updated_since: pausedAt }))).toEqual([first, second]);
+      expect(idsOf(await listSince(storeId, subscriber.token, { updated_since: new Date(h.clock.now()).toISOString() }))).toEqual([]);
+      // Another installation's subscriptions in the store, however new, are never listed.
+      const neighbour = await installSubscriber(h, store, ['orders:read']);
+      await subscribe(h, storeId, neighbour, { endpoint_url: HOOK, event_types: ['order.created'] });
+      expect(idsOf(await listSince(storeId, subscriber.token, { updated_since: since }))).toEqual([first, second, third]);
+    });
+
+    it.each([
+      ['not a date-time', { updated_since: 'yesterday' }, 400, 'INVALID_FILTER'],
+      ['without an offset', { updated_since: '2026-11-22T09:00:00' }, 400, 'INVALID_FILTER'],
+      ['a day that does not exist', { updated_since: '2026-02-30T00:00:00Z' }, 400, 'INVALID_FILTER'],
+      ['an unknown filter beside it', { updated_since: '2026-11-22T09:00:00Z', state: 'active' }, 422, 'UNKNOWN_FIELD'],
+    ])('refuses %s', async (_case, query, status, code) => {
+      const { storeId, subscriber } = await storeWithSubscriber();
+      expectError(await listSince(storeId, subscriber.token, query), status, code);
     });
   });
 

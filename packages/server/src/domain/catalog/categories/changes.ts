@@ -47,6 +47,30 @@ async function lockStoreTree(trx: Knex.Transaction, storeId: string): Promise<vo
   await lockForTransaction(trx, `categories-tree:${storeId}`);
 }
 
+/*
+ * `updated_at` and what the answers show beyond a row's own columns (docs/decisions.md, "Incremental
+ * lists"). A category shows `products_count`, and a product the name of its category: when either
+ * changes, the other's `updated_at` moves, so a sync by `updated_since` brings it again. Its
+ * `resource_version` stays: neither is a field its writer sets, and an `If-Match` read before still
+ * names what that writer last wrote. Locks are taken categories first, then products (a category's
+ * rename, a product joining or leaving categories), each kind in ascending id order, so that two
+ * such writes on PostgreSQL wait for each other instead of deadlocking.
+ */
+
+/**
+ * Products joined or left these categories: their `products_count` changed, and so does their
+ * `updated_at` (null and repeated ids are left out). Run before the product's row is locked.
+ */
+export async function productsCountChanged(trx: Knex.Transaction, storeId: string, categoryIds: ReadonlyArray<number | null>, now: number): Promise<void> {
+  const ids = [...new Set(categoryIds.filter((id): id is number => id !== null))].sort((a, b) => a - b);
+  for (const id of ids) await trx('categories').where({ store_id: storeId, id }).update({ updated_at: now });
+}
+
+/** The category's name changed: every product in it shows the new name, so their `updated_at` moves, after the category's row is locked. */
+async function categoryRenamed(trx: Knex.Transaction, storeId: string, categoryId: number, now: number): Promise<void> {
+  await trx('products').where({ store_id: storeId, category_id: categoryId }).update({ updated_at: now });
+}
+
 /** `categories.create`: `active`, position 0 and top-level unless the body says otherwise. */
 export function createCategory(db: Db, actor: Actor, body: CategoryCreateInput): Promise<CategoryRecord> {
   return createVersioned(db, actor, categoryResource, {
@@ -95,6 +119,7 @@ export function updateCategory(db: Db, actor: Actor, id: number, precondition: P
         await lockStoreTree(trx, actor.storeId);
         await requireValidParent(trx, actor.storeId, body.parent_id, current.id);
       }
+      if (body.name !== undefined && body.name !== current.name) await categoryRenamed(trx, actor.storeId, current.id, actor.now);
       return sentColumns(body, CATEGORY_UPDATE_COLUMNS);
     },
   });

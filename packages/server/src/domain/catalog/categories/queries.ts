@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { BY_ID, boundAfter, type KeysetAfter, keysetPage, type ListRequest, type Page, walkOrder } from '../../../core/paging';
+import { boundAfter, type KeysetAfter, keysetPage, type ListRequest, type Page, syncWalkOf, walkOrder } from '../../../core/paging';
 import type { Db } from '../../../db/transactions';
 import { slugConflict } from '../../common/slugs';
 import { likeContaining, nameKeyOf } from '../../common/text';
@@ -60,17 +60,24 @@ export async function getCategory(db: Db, storeId: string, id: number): Promise<
 export interface CategoryFilters {
   /** Text the name contains, in any case. */
   search?: string | undefined;
+  /** Only categories with `updated_at` after this instant (RFC 3339); the walk is then by `(updated_at, id)`. */
+  updated_since?: string | undefined;
 }
 
-/** `categories.list`: one keyset page of the store's categories by ascending id, hidden ones included. */
+/**
+ * `categories.list`: one keyset page of the store's categories by ascending id (given
+ * `updated_since`, by `updated_at` and id), hidden ones included.
+ */
 export function listCategories(db: Db, storeId: string, filters: CategoryFilters, request: ListRequest): Promise<Page<Category>> {
-  const { search } = filters;
-  const scope = { list: 'categories.list', storeId, filters: { search } };
+  const { search, updated_since } = filters;
+  const scope = { list: 'categories.list', storeId, filters: { search, updated_since } };
+  const { walk, updatedAfter } = syncWalkOf(updated_since);
   const read = (after: KeysetAfter | undefined, take: number): Knex.QueryBuilder<CategoryRow, CategoryRow[]> => {
     const rows = categories(db, storeId);
     if (search !== undefined) rows.andWhereRaw('name_key like ? escape ?', [likeContaining(nameKeyOf(search)), '!']);
-    if (after !== undefined) rows.andWhereRaw(...boundAfter(BY_ID, after));
-    return rows.orderByRaw(walkOrder(BY_ID)).limit(take);
+    if (updatedAfter !== undefined) rows.andWhere('updated_at', '>', updatedAfter);
+    if (after !== undefined) rows.andWhereRaw(...boundAfter(walk, after));
+    return rows.orderByRaw(walkOrder(walk)).limit(take);
   };
-  return keysetPage(request, scope, BY_ID, read, async (rows) => (await withCounts(db, storeId, rows)).map(categoryView));
+  return keysetPage(request, scope, walk, read, async (rows) => (await withCounts(db, storeId, rows)).map(categoryView));
 }

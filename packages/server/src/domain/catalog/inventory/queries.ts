@@ -1,4 +1,4 @@
-import { BY_ID, boundAfter, type KeysetAfter, keysetPage, type ListRequest, type Page, walkOrder } from '../../../core/paging';
+import { boundAfter, type KeysetAfter, keysetPage, type ListRequest, type Page, syncWalkOf, walkOrder } from '../../../core/paging';
 import type { Db } from '../../../db/transactions';
 import { getProduct } from '../products/queries';
 import type { ProductRow } from '../products/row';
@@ -23,19 +23,33 @@ export async function countUnsold(db: Db, storeId: string, productId: number): P
   return Number(count?.units ?? 0);
 }
 
-const STOCK_COLUMNS = ['id', 'product_kind', 'quantity', 'resource_version'] as const;
+const STOCK_COLUMNS = ['id', 'product_kind', 'quantity', 'resource_version', 'updated_at'] as const;
 
-/** `inventory.list`: the stock of the store's products by ascending id, one keyset page. */
-export function listInventory(db: Db, storeId: string, request: ListRequest): Promise<Page<InventoryItem>> {
+/** The filters of `inventory.list`, as the request gives them. */
+export interface InventoryFilters {
+  /**
+   * Only items whose product has `updated_at` after this instant (RFC 3339): the product's, which
+   * moves with its stock too. The walk is then by `(updated_at, id)`.
+   */
+  updated_since?: string | undefined;
+}
+
+/**
+ * `inventory.list`: the stock of the store's products by ascending id (given `updated_since`, by
+ * the product's `updated_at` and id), one keyset page.
+ */
+export function listInventory(db: Db, storeId: string, filters: InventoryFilters, request: ListRequest): Promise<Page<InventoryItem>> {
+  const { walk, updatedAfter } = syncWalkOf(filters.updated_since);
   const read = (after: KeysetAfter | undefined, take: number) => {
     const query = db<ProductRow>('products')
       .where({ store_id: storeId })
       .select(...STOCK_COLUMNS)
-      .orderByRaw(walkOrder(BY_ID))
+      .orderByRaw(walkOrder(walk))
       .limit(take);
-    return after === undefined ? query : query.andWhereRaw(...boundAfter(BY_ID, after));
+    if (updatedAfter !== undefined) query.andWhere('updated_at', '>', updatedAfter);
+    return after === undefined ? query : query.andWhereRaw(...boundAfter(walk, after));
   };
-  return keysetPage(request, { list: 'inventory.list', storeId, filters: {} }, BY_ID, read, async (rows) => {
+  return keysetPage(request, { list: 'inventory.list', storeId, filters: { ...filters } }, walk, read, async (rows) => {
     const units = await availableUnitsOf(db, storeId, rows);
     return rows.map((row) => inventoryItemView(row, units.get(row.id) ?? 0));
   });

@@ -2,13 +2,15 @@ import type { components } from '@svc/contract';
 import type { Knex } from 'knex';
 import { ApiError, invalidBodyField } from '../../../core/errors';
 import { toHalalas } from '../../../core/money';
-import type { Db } from '../../../db/transactions';
+import { type Db, inTransaction } from '../../../db/transactions';
 import type { DomainEvent } from '../../../services/outbox';
 import { type Actor, eventBy, type Precondition } from '../../common/actor';
 import { sentColumns } from '../../common/columns';
 import { requireFreeSlug } from '../../common/slugs';
 import { changeVersioned, createVersioned } from '../../common/versioned';
-import { categoryIdByName, productResource } from './queries';
+import { productsCountChanged } from '../categories/changes';
+import { findCategoryByName } from '../categories/queries';
+import { categoryIdByName, findProduct, productResource } from './queries';
 import type { ProductColumns, ProductRecord } from './row';
 import { productView, type StoredImage } from './view';
 
@@ -46,8 +48,9 @@ export const productEvent = (actor: Actor, type: 'product.created' | 'product.up
 
 /**
  * `products.create`: `inactive`; without `price` it is `0.00` with `price_state` `required`, with a
- * price `ready`. The category must exist (422), the slug be free in the store (409). Writes
- * `product.created` in the same transaction.
+ * price `ready`. The category must exist (422), the slug be free in the store (409); its
+ * `products_count` grows, so its `updated_at` moves. Writes `product.created` in the same
+ * transaction.
  */
 export function createProduct(db: Db, actor: Actor, body: ProductCreate): Promise<ProductRecord> {
   return createVersioned(db, actor, productResource, {
@@ -58,6 +61,7 @@ export function createProduct(db: Db, actor: Actor, body: ProductCreate): Promis
       const images = imagesOfCreate(body);
       const categoryId = body.category === undefined || body.category === null ? null : await categoryIdByName(trx, actor.storeId, body.category);
       if (body.slug !== undefined) await requireFreeSlug(trx, 'products', 'product', actor.storeId, body.slug);
+      await productsCountChanged(trx, actor.storeId, [categoryId], actor.now);
       return {
         name: body.name,
         description: body.description ?? '',
@@ -104,7 +108,9 @@ export function changeProduct(
 /**
  * `products.content`: name, descriptions, category (by name, or null), supported devices (null
  * clears) and `status`. Making the product `active` while `price_state` is `required` is 409
- * PRICE_REQUIRED (docs/decisions.md, "Products").
+ * PRICE_REQUIRED (docs/decisions.md, "Products"). A product moved to another category changes the
+ * `products_count` of both: their `updated_at` moves, before the product's row is locked (the lock
+ * order of categories/changes); a move that came in between is caught up after it.
  */
 export function updateProductContent(
   db: Db,
@@ -113,19 +119,48 @@ export function updateProductContent(
   precondition: Precondition<ProductRecord>,
   body: ProductContentUpdate,
 ): Promise<ProductRecord> {
-  return changeProduct(db, actor, id, precondition, async (current, trx) => {
-    if (body.status === 'active' && current.price_state === 'required') {
-      throw new ApiError('PRICE_REQUIRED', 'Set a price before activating the product.');
-    }
-    return sentColumns<ProductContentUpdate, ProductColumns>(body, {
-      name: true,
-      description: true,
-      short_desc: true,
-      category: async (category) => ({ category_id: category === null ? null : await categoryIdByName(trx, actor.storeId, category) }),
-      supported_devices: (devices) => ({ supported_devices: devices === null ? null : deviceSet(devices) }),
-      status: true,
+  return inTransaction(db, async (trx) => {
+    const touched = body.category === undefined ? [] : await categoriesOfMove(trx, actor.storeId, id, body.category);
+    await productsCountChanged(trx, actor.storeId, touched, actor.now);
+    return changeProduct(trx, actor, id, precondition, async (current) => {
+      if (body.status === 'active' && current.price_state === 'required') {
+        throw new ApiError('PRICE_REQUIRED', 'Set a price before activating the product.');
+      }
+      const columns = await sentColumns<ProductContentUpdate, ProductColumns>(body, {
+        name: true,
+        description: true,
+        short_desc: true,
+        category: async (category) => ({ category_id: category === null ? null : await categoryIdByName(trx, actor.storeId, category) }),
+        supported_devices: (devices) => ({ supported_devices: devices === null ? null : deviceSet(devices) }),
+        status: true,
+      });
+      const [from, to] = [categoryIdOf(current.category_id), columns.category_id];
+      if (to !== undefined && from !== to) {
+        await productsCountChanged(
+          trx,
+          actor.storeId,
+          [from, to].filter((category) => !touched.includes(category)),
+          actor.now,
+        );
+      }
+      return columns;
     });
   });
+}
+
+const categoryIdOf = (id: number | string | null): number | null => (id === null ? null : Number(id));
+
+/**
+ * The categories a move of the product to `category` (a name, or null) changes, read before its
+ * row is locked: where it is and where it goes, when they differ. An unknown product or category
+ * touches none (the change answers 404 or 422 as before).
+ */
+async function categoriesOfMove(trx: Knex.Transaction, storeId: string, id: number, category: string | null): Promise<Array<number | null>> {
+  const product = await findProduct(trx, storeId, id);
+  if (!product) return [];
+  const to = category === null ? null : (await findCategoryByName(trx, storeId, category))?.id;
+  const from = categoryIdOf(product.category_id);
+  return to === undefined || categoryIdOf(to) === from ? [] : [from, categoryIdOf(to)];
 }
 
 /**

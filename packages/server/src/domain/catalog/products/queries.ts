@@ -1,8 +1,5 @@
 import { ApiError } from '../../../core/errors';
-import { parseDateTimeFilter } from '../../../core/instants';
 import {
-  BY_ID,
-  BY_UPDATE,
   boundAfter,
   type KeysetAfter,
   keysetPage,
@@ -10,6 +7,7 @@ import {
   type ListScope,
   type Page,
   pageStartOf,
+  syncWalkOf,
   type Walk,
   walkOrder,
 } from '../../../core/paging';
@@ -76,12 +74,12 @@ export interface ProductFilters {
 }
 
 /**
- * `products.list`: one keyset page of the store's products matching every filter, by ascending id,
- * each with its category's name. Reads the `(store_id, …, id)` indexes, never OFFSET.
+ * `products.list`: one keyset page of the store's products matching every filter, by ascending id
+ * (given `updated_since`, by `updated_at` and id), each with its category's name. Reads the
+ * `(store_id, …, id)` indexes, never OFFSET.
  */
 export function listProducts(db: Db, storeId: string, filters: ProductFilters, request: ListRequest, readAhead?: ReadAhead): Promise<Page<Product>> {
-  const updatedAfter = updatedAfterOf(filters);
-  const walk = walkOf(filters);
+  const { walk, updatedAfter } = syncWalkOf(filters.updated_since);
   const read = (after: KeysetAfter | undefined, take: number) => {
     const { sql, params } = productPageRead(storeId, filters, updatedAfter, walk, after, take);
     return selectRows<ProductViewRow & { id: number }>(db, sql, params, readAhead);
@@ -91,21 +89,15 @@ export function listProducts(db: Db, storeId: string, filters: ProductFilters, r
 
 /** What products.list reads first: its page's statement. Throws what the list would answer: a bad `updated_since` or cursor. */
 export function firstProductPageRead(storeId: string, filters: ProductFilters, request: ListRequest): { sql: string; params: readonly SqlValue[] } {
-  const walk = walkOf(filters);
+  const { walk, updatedAfter } = syncWalkOf(filters.updated_since);
   const { after, take } = pageStartOf(request, productListScope(storeId, filters), walk);
-  return productPageRead(storeId, filters, updatedAfterOf(filters), walk, after, take);
+  return productPageRead(storeId, filters, updatedAfter, walk, after, take);
 }
-
-/** By id; a sync walk (`updated_since`) by update time, so that a product changed during the walk comes again later. */
-const walkOf = (filters: ProductFilters): Walk => (filters.updated_since === undefined ? BY_ID : BY_UPDATE);
 
 /** A products.list cursor holds its list, its store and its filters: it serves no other. */
 const productListScope = (storeId: string, filters: ProductFilters): ListScope => ({ list: 'products.list', storeId, filters: { ...filters } });
 
-const updatedAfterOf = (filters: ProductFilters) =>
-  filters.updated_since === undefined ? undefined : parseDateTimeFilter('updated_since', filters.updated_since);
-
-/** A page of products: the filters (AND), after this id, this many rows. */
+/** A page of products: the filters (AND), after the walk's last key, this many rows. */
 function productPageRead(
   storeId: string,
   filters: ProductFilters,

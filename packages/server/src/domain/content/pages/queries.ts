@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { BY_ID, boundAfter, type KeysetAfter, keysetPage, type ListRequest, type Page, walkOrder } from '../../../core/paging';
+import { boundAfter, type KeysetAfter, keysetPage, type ListRequest, type Page, syncWalkOf, walkOrder } from '../../../core/paging';
 import type { Db } from '../../../db/transactions';
 import { slugConflict } from '../../common/slugs';
 import { likeContaining, nameKeyOf } from '../../common/text';
@@ -31,18 +31,25 @@ export interface PageFilters {
   /** Text the title contains, in any case. */
   search?: string | undefined;
   status?: PageStatus | undefined;
+  /** Only pages with `updated_at` after this instant (RFC 3339); the walk is then by `(updated_at, id)`. */
+  updated_since?: string | undefined;
 }
 
-/** `pages.list`: one keyset page of the store's pages by ascending id, in every status unless filtered. */
+/**
+ * `pages.list`: one keyset page of the store's pages by ascending id (given `updated_since`, by
+ * `updated_at` and id), in every status unless filtered.
+ */
 export function listPages(db: Db, storeId: string, filters: PageFilters, request: ListRequest): Promise<Page<ContentPage>> {
-  const { search, status } = filters;
-  const scope = { list: 'pages.list', storeId, filters: { search, status } };
+  const { search, status, updated_since } = filters;
+  const scope = { list: 'pages.list', storeId, filters: { search, status, updated_since } };
+  const { walk, updatedAfter } = syncWalkOf(updated_since);
   const read = (after: KeysetAfter | undefined, take: number): Knex.QueryBuilder<PageRow, PageRow[]> => {
     const rows = pages(db, storeId);
     if (status !== undefined) rows.andWhere('status', status);
     if (search !== undefined) rows.andWhereRaw('title_key like ? escape ?', [likeContaining(nameKeyOf(search)), '!']);
-    if (after !== undefined) rows.andWhereRaw(...boundAfter(BY_ID, after));
-    return rows.orderByRaw(walkOrder(BY_ID)).limit(take);
+    if (updatedAfter !== undefined) rows.andWhere('updated_at', '>', updatedAfter);
+    if (after !== undefined) rows.andWhereRaw(...boundAfter(walk, after));
+    return rows.orderByRaw(walkOrder(walk)).limit(take);
   };
-  return keysetPage(request, scope, BY_ID, read, (rows) => rows.map(pageView));
+  return keysetPage(request, scope, walk, read, (rows) => rows.map(pageView));
 }

@@ -1,5 +1,5 @@
 import type { Reader } from '../../../core/field-scopes';
-import { BY_ID, boundAfter, type KeysetAfter, keysetPage, type ListRequest, type Page, walkOrder } from '../../../core/paging';
+import { boundAfter, type KeysetAfter, keysetPage, type ListRequest, type Page, syncWalkOf, walkOrder } from '../../../core/paging';
 import { groupedBy } from '../../../core/records';
 import type { Db } from '../../../db/transactions';
 import type { VersionedResource } from '../../common/versioned';
@@ -53,15 +53,25 @@ export async function getCart(db: Db, storeId: string, id: number, reading: Cart
   return oneCartView(db, row, reading);
 }
 
+/** The filters of `abandoned_carts.list`, as the request gives them. */
+export interface CartFilters {
+  /** Only carts with `updated_at` after this instant (RFC 3339); the walk is then by `(updated_at, id)`. */
+  updated_since?: string | undefined;
+}
+
 /**
  * `abandoned_carts.list`: one keyset page of the store's carts by ascending id, recovered ones
- * included (the spec lists no filter), on the `(store_id, id)` index.
+ * included, on the `(store_id, id)` index; given `updated_since`, by `updated_at` and id on the
+ * `(store_id, updated_at, id)` index.
  */
-export function listCarts(db: Db, storeId: string, reading: CartReading, request: ListRequest): Promise<Page<AbandonedCart>> {
+export function listCarts(db: Db, storeId: string, filters: CartFilters, reading: CartReading, request: ListRequest): Promise<Page<AbandonedCart>> {
+  const { walk, updatedAfter } = syncWalkOf(filters.updated_since);
   const read = (after: KeysetAfter | undefined, take: number) => {
     let query = db<CartRow>('abandoned_carts').where({ store_id: storeId });
-    if (after !== undefined) query = query.whereRaw(...boundAfter(BY_ID, after));
-    return query.orderByRaw(walkOrder(BY_ID)).limit(take) as Promise<CartRow[]>;
+    if (updatedAfter !== undefined) query = query.where('updated_at', '>', updatedAfter);
+    if (after !== undefined) query = query.whereRaw(...boundAfter(walk, after));
+    return query.orderByRaw(walkOrder(walk)).limit(take) as Promise<CartRow[]>;
   };
-  return keysetPage(request, { list: 'abandoned_carts.list', storeId, filters: {} }, BY_ID, read, (rows) => cartsView(db, storeId, rows, reading));
+  const scope = { list: 'abandoned_carts.list', storeId, filters: { ...filters } };
+  return keysetPage(request, scope, walk, read, (rows) => cartsView(db, storeId, rows, reading));
 }

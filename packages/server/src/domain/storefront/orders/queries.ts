@@ -1,7 +1,7 @@
 import { ApiError } from '../../../core/errors';
 import type { Reader } from '../../../core/field-scopes';
 import { parseDateTimeFilter } from '../../../core/instants';
-import { BY_ID, boundAfter, type KeysetAfter, keysetPage, type ListRequest, type Page, walkOrder } from '../../../core/paging';
+import { boundAfter, type KeysetAfter, keysetPage, type ListRequest, type Page, syncWalkOf, walkOrder } from '../../../core/paging';
 import { groupedBy } from '../../../core/records';
 import { placeholdersFor, SqlConditions, selectRows } from '../../../db/reads';
 import type { Db } from '../../../db/transactions';
@@ -78,6 +78,8 @@ export interface OrderFilters {
   created_from?: string | undefined;
   /** Only orders placed at or before this instant (RFC 3339, as the request gave it). */
   created_to?: string | undefined;
+  /** Only orders with `updated_at` after this instant (RFC 3339, as the request gave it); the walk is then by `(updated_at, id)`. */
+  updated_since?: string | undefined;
 }
 
 /** The created range as epoch ms; 400 INVALID_FILTER when a bound is no instant or the range is backwards. */
@@ -114,21 +116,24 @@ async function ordersView(db: Db, storeId: string, rows: readonly OrderRow[], re
 }
 
 /**
- * One keyset page of the store's orders by id, filtered (AND); the filters are sealed in the cursor.
- * Each filter has its `(store_id, column, id)` index.
+ * One keyset page of the store's orders by id (given `updated_since`, by `updated_at` and id),
+ * filtered (AND); the filters are sealed in the cursor. Each filter has its `(store_id, column, id)`
+ * index.
  */
 export function listOrders(db: Db, storeId: string, filters: OrderFilters, reader: Reader, request: ListRequest): Promise<Page<Order>> {
   const created = createdRangeOf(filters);
+  const { walk, updatedAfter } = syncWalkOf(filters.updated_since);
   const read = (after: KeysetAfter | undefined, take: number) => {
     const where = new SqlConditions(storeId);
     if (filters.status !== undefined) where.and('status = ?', filters.status);
     if (filters.payment_status !== undefined) where.and('payment_status = ?', filters.payment_status);
     if (created.from !== undefined) where.and('created_at >= ?', created.from);
     if (created.to !== undefined) where.and('created_at <= ?', created.to);
-    if (after !== undefined) where.bound(boundAfter(BY_ID, after));
-    return selectRows<OrderRow>(db, `select * from orders where store_id = ?${where.sql} order by ${walkOrder(BY_ID)} limit ?`, [...where.params, take]);
+    if (updatedAfter !== undefined) where.and('updated_at > ?', updatedAfter);
+    if (after !== undefined) where.bound(boundAfter(walk, after));
+    return selectRows<OrderRow>(db, `select * from orders where store_id = ?${where.sql} order by ${walkOrder(walk)} limit ?`, [...where.params, take]);
   };
-  return keysetPage(request, { list: 'orders.list', storeId, filters: { ...filters } }, BY_ID, read, (rows) => ordersView(db, storeId, rows, reader));
+  return keysetPage(request, { list: 'orders.list', storeId, filters: { ...filters } }, walk, read, (rows) => ordersView(db, storeId, rows, reader));
 }
 
 /**

@@ -61,7 +61,9 @@ export async function giveBackStock(trx: Knex.Transaction, actor: Actor, referen
  * Delivers a paid order's digital lines: each gets exactly `quantity` of the oldest unsold units of
  * its product. The product row is locked first (PostgreSQL `FOR UPDATE`; SQLite has one writer), so
  * two payments for the last unit run one after the other and the second finds none: 409
- * INSUFFICIENT_STOCK, and the payment is refused. A unit is only ever taken while unsold.
+ * INSUFFICIENT_STOCK, and the payment is refused. A unit is only ever taken while unsold. The
+ * product's `available_units` fell, so its `updated_at` moves (an `inventory.list` sync by
+ * `updated_since` brings it again); its `resource_version` stays, as no adjustment was made.
  */
 export async function deliverDigitalUnits(trx: Knex.Transaction, actor: Actor, items: readonly OrderItemRow[]): Promise<void> {
   for (const [index, item] of items.entries()) {
@@ -75,5 +77,6 @@ export async function deliverDigitalUnits(trx: Knex.Transaction, actor: Actor, i
       .whereNull('delivered_at')
       .update({ delivered_at: actor.now, order_id: item.order_id, order_item_id: item.id });
     if (delivered !== item.quantity) throw shortOfStock(index, delivered, item.quantity);
+    await trx('products').where({ store_id: actor.storeId, id: item.product_id }).update({ updated_at: actor.now });
   }
 }

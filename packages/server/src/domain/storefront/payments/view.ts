@@ -12,5 +12,6 @@ export function paymentView(row: Readonly<PaymentRow>): Payment {
     amount: fromHalalas(Number(row.amount_halalas)),
     card: row.card_brand === null || row.card_last4 === null ? null : { brand: row.card_brand, last4: row.card_last4 },
     created_at: toIso(Number(row.created_at)),
+    updated_at: toIso(Number(row.updated_at)),
   };
 }

@@ -1,6 +1,6 @@
 import type { Reader } from '../../../core/field-scopes';
 import { rowIdOf } from '../../../core/ids';
-import { BY_ID, boundAfter, type KeysetAfter, keysetPage, type ListRequest, type Page, walkOrder } from '../../../core/paging';
+import { boundAfter, type KeysetAfter, keysetPage, type ListRequest, type Page, syncWalkOf, walkOrder } from '../../../core/paging';
 import { SqlConditions, selectRows } from '../../../db/reads';
 import type { Db } from '../../../db/transactions';
 import type { VersionedResource } from '../../common/versioned';
@@ -52,23 +52,28 @@ export interface ReviewFilters {
   product_id?: string | undefined;
   /** Stars, 1 to 5. */
   rating?: number | undefined;
+  /** Only reviews with `updated_at` after this instant (RFC 3339); the walk is then by `(updated_at, id)`. */
+  updated_since?: string | undefined;
 }
 
 /**
- * `reviews.list`: one keyset page of the store's reviews matching every filter, by ascending id, in
- * every status. Each filter has its `(store_id, …, id)` index, never OFFSET.
+ * `reviews.list`: one keyset page of the store's reviews matching every filter, by ascending id
+ * (given `updated_since`, by `updated_at` and id), in every status. Each filter has its
+ * `(store_id, …, id)` index, never OFFSET.
  */
 export function listReviews(db: Db, storeId: string, filters: ReviewFilters, reader: Reader, request: ListRequest): Promise<Page<Review>> {
   // A product id beyond the id range names no product, so it has no reviews: an empty page.
   const productId = filters.product_id === undefined ? undefined : (rowIdOf(filters.product_id) ?? null);
+  const { walk, updatedAfter } = syncWalkOf(filters.updated_since);
   const read = async (after: KeysetAfter | undefined, take: number): Promise<readonly ReviewRow[]> => {
     if (productId === null) return [];
     const where = new SqlConditions(storeId);
     if (filters.status !== undefined) where.and('status = ?', filters.status);
     if (productId !== undefined) where.and('product_id = ?', productId);
     if (filters.rating !== undefined) where.and('rating = ?', filters.rating);
-    if (after !== undefined) where.bound(boundAfter(BY_ID, after));
-    return selectRows<ReviewRow>(db, `select * from reviews where store_id = ?${where.sql} order by ${walkOrder(BY_ID)} limit ?`, [...where.params, take]);
+    if (updatedAfter !== undefined) where.and('updated_at > ?', updatedAfter);
+    if (after !== undefined) where.bound(boundAfter(walk, after));
+    return selectRows<ReviewRow>(db, `select * from reviews where store_id = ?${where.sql} order by ${walkOrder(walk)} limit ?`, [...where.params, take]);
   };
-  return keysetPage(request, { list: 'reviews.list', storeId, filters: { ...filters } }, BY_ID, read, (rows) => reviewsView(db, storeId, rows, reader));
+  return keysetPage(request, { list: 'reviews.list', storeId, filters: { ...filters } }, walk, read, (rows) => reviewsView(db, storeId, rows, reader));
 }

@@ -16,5 +16,6 @@ export function reviewView(row: ReviewRow, customer: CustomerRow, reader: Reader
     status: row.status,
     moderated_at: row.moderated_at === null ? null : toIso(Number(row.moderated_at)),
     created_at: toIso(Number(row.created_at)),
+    updated_at: toIso(Number(row.updated_at)),
   };
 }

@@ -15,8 +15,9 @@ import { eventVersionOf, payloadFor } from '../payloads';
 import { signedHeaders } from '../signing';
 import { markRevoked, signingSecretsOrReason } from '../subscriptions/changes';
 import type { SubscriptionRow } from '../subscriptions/row';
-import type { ClaimedDelivery } from './claims';
+import { type Claim, type ClaimedDelivery, type ClaimLimits, claimDeliveries, type Delivered } from './claims';
 import { INSERT_CHUNK } from './fan-out';
+import { queueDue } from './queues';
 
 export type WebhookDeliveryAttempt = components['schemas']['WebhookDeliveryAttempt'];
 
@@ -156,11 +157,16 @@ export async function attemptDelivery(deps: DeliveryDeps, claimed: ClaimedDelive
 export async function recordAttempts(deps: DeliveryDeps, made: readonly AttemptMade[], random: () => number): Promise<void> {
   if (made.length === 0) return;
   const now = deps.clock.now();
-  if (isPostgres(deps.db) && made.every((attempt) => attempt.record.outcome === 'succeeded')) return recordDelivered(deps.db, made, now);
+  if (isPostgres(deps.db) && made.every((attempt) => attempt.record.outcome === 'succeeded')) {
+    await claimDeliveries(deps, { take: 0, perSubscription: 0, leaseMs: 0 }, deliveredOf(made));
+    return;
+  }
   await deps.db.transaction(async (trx) => {
     for (let start = 0; start < made.length; start += INSERT_CHUNK) {
       await trx('webhook_attempts').insert(made.slice(start, start + INSERT_CHUNK).map((attempt) => attempt.record));
     }
+    // Each attempt's slot is free again: its queue may be claimed from now (queues.ts).
+    await queueDue(trx, made.map(queueOf), now);
     const delivered = made.filter((attempt) => attempt.record.outcome === 'succeeded');
     for (const [token, attempts] of groupedBy(delivered, (attempt) => attempt.claimed.claimToken)) {
       await trx('webhook_deliveries')
@@ -185,26 +191,33 @@ export async function recordAttempts(deps: DeliveryDeps, made: readonly AttemptM
 }
 
 /**
- * PostgreSQL, a batch that all succeeded (the usual one): the same writes as `recordAttempts` in
- * one statement, atomic by itself, so one round trip instead of four (begin, insert, update,
- * commit). Those round trips lie between an attempt's answer and its subscription's slot coming
- * free, so the database's latency, not the worker, bounded deliveries per second.
+ * PostgreSQL, a batch that all succeeded (the usual one): recorded by the claim's own statement
+ * (claims.ts), so that one round trip both frees the slots and takes the deliveries that follow.
  */
-async function recordDelivered(db: Knex, made: readonly AttemptMade[], now: number): Promise<void> {
-  await db.raw(
-    `with recorded as (
-       insert into webhook_attempts select * from json_populate_recordset(null::webhook_attempts, ?::json)
-     )
-     update webhook_deliveries d set state = 'succeeded', attempts = d.attempts + 1, finished_at = ?, claimed_until = null
-     from json_to_recordset(?::json) as mine(id bigint, token uuid)
-     where d.id = mine.id and d.claim_token = mine.token`,
-    [
-      JSON.stringify(made.map((attempt) => attempt.record)),
-      now,
-      JSON.stringify(made.map((attempt) => ({ id: attempt.claimed.id, token: attempt.claimed.claimToken }))),
-    ],
-  );
+export const deliveredOf = (made: readonly AttemptMade[]): Delivered => ({
+  attempts: made.map((attempt) => attempt.record),
+  deliveries: made.map((attempt) => ({ id: attempt.claimed.id, token: attempt.claimed.claimToken })),
+});
+
+/**
+ * Records attempts and claims what is due next: on PostgreSQL in one round trip when they all
+ * succeeded (otherwise recorded as `recordAttempts` does, then claimed); on SQLite in one
+ * transaction, so one commit (one sync of its log) serves both.
+ */
+export async function recordAndClaim(deps: DeliveryDeps, made: readonly AttemptMade[], limits: ClaimLimits, random: () => number): Promise<Claim> {
+  if (isPostgres(deps.db)) {
+    if (made.every((attempt) => attempt.record.outcome === 'succeeded')) return claimDeliveries(deps, limits, made.length > 0 ? deliveredOf(made) : undefined);
+    await recordAttempts(deps, made, random);
+    return claimDeliveries(deps, limits);
+  }
+  return deps.db.transaction(async (trx) => {
+    const inTransaction = { ...deps, db: trx };
+    await recordAttempts(inTransaction, made, random);
+    return claimDeliveries(inTransaction, limits);
+  });
 }
+
+const queueOf = (attempt: AttemptMade) => ({ subscriptionId: attempt.claimed.subscription.id, storeId: attempt.claimed.subscription.store_id });
 
 /**
  * When the next attempt is due: the schedule's delay for this retry, ±20 % so that failed receivers
@@ -237,16 +250,39 @@ async function retryOrGiveUp(trx: Knex.Transaction, deps: DeliveryDeps, made: At
     .update({ state: 'paused', paused_reason: reason.slice(0, 500), updated_at: now });
 }
 
-/** What is kept of delivery: finished deliveries and attempts as long as the events they carried (30 days). */
-
+/**
+ * What is kept of delivery: deliveries and their attempts as long as the event they carried, 30
+ * days after it occurred (`event_occurred_at`; the delivery log shows no more than that), a
+ * delivery once it has finished (a pending one is cancelled when claimed, its event gone). A
+ * delivery written without its event's time goes 30 days after it finished.
+ */
 export const webhookDeliveriesExpiry: ExpiryRule = {
   table: 'webhook_deliveries',
   key: 'id',
-  expired: (rows, now) => rows.whereNotNull('finished_at').where('finished_at', '<=', now - OUTBOX_KEPT_MS),
+  expired: (rows, now) =>
+    rows
+      .whereNotNull('finished_at')
+      .where((kept) =>
+        kept
+          .where('event_occurred_at', '<=', now - OUTBOX_KEPT_MS)
+          .orWhere((untimed) => untimed.whereNull('event_occurred_at').where('finished_at', '<=', now - OUTBOX_KEPT_MS)),
+      ),
 };
 
+/**
+ * Attempts go with their delivery's event (swept before the deliveries, jobs/housekeeping), and in
+ * any case 30 days after they were made, which is never before their event (webhooks.test's too).
+ */
 export const webhookAttemptsExpiry: ExpiryRule = {
   table: 'webhook_attempts',
   key: 'id',
-  expired: (rows, now) => rows.where('attempted_at', '<=', now - OUTBOX_KEPT_MS),
+  expired: (rows, now, db) =>
+    rows.where((expired) =>
+      expired.where('attempted_at', '<=', now - OUTBOX_KEPT_MS).orWhereIn(
+        'delivery_id',
+        db('webhook_deliveries')
+          .select('id')
+          .where('event_occurred_at', '<=', now - OUTBOX_KEPT_MS),
+      ),
+    ),
 };

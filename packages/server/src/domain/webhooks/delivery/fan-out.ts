@@ -2,12 +2,14 @@ import { isPostgres } from '../../../db/dialect';
 import { fromJsonList } from '../../../db/json-lists';
 import type { Deps } from '../../../services/container';
 import { mayReceive } from '../event-types';
+import { queueDue } from './queues';
 
 interface OutboxEventRow {
   id: string;
   store_id: string;
   installation_id: string | null;
   type: string;
+  occurred_at: number | string;
 }
 
 interface FanOutSubscription {
@@ -53,7 +55,7 @@ export async function fanOut({ db, clock }: Deps, batch = FAN_OUT_BATCH): Promis
       .whereNull('dispatched_at')
       .orderBy([{ column: 'occurred_at' }, { column: 'id' }])
       .limit(batch)
-      .select('id', 'store_id', 'installation_id', 'type');
+      .select('id', 'store_id', 'installation_id', 'type', 'occurred_at');
     const events = await (isPostgres(trx) ? pending.forUpdate().skipLocked() : pending);
     if (events.length === 0) return { events: 0, deliveries: 0 };
     const now = clock.now();
@@ -65,9 +67,17 @@ export async function fanOut({ db, clock }: Deps, batch = FAN_OUT_BATCH): Promis
     const deliveries = events.flatMap((event) =>
       subscriptions
         .filter((subscription) => subscription.store_id === event.store_id && isOwed(subscription, event))
-        .map((subscription) => newDelivery(subscription.id, event.id, event.type, now)),
+        .map((subscription) => newDelivery(subscription.id, event, now)),
     );
     for (let start = 0; start < deliveries.length; start += INSERT_CHUNK) await trx('webhook_deliveries').insert(deliveries.slice(start, start + INSERT_CHUNK));
+    const owed = new Set(deliveries.map((delivery) => delivery.subscription_id));
+    await queueDue(
+      trx,
+      subscriptions
+        .filter((subscription) => owed.has(subscription.id))
+        .map((subscription) => ({ subscriptionId: subscription.id, storeId: subscription.store_id })),
+      now,
+    );
     await trx('outbox_events')
       .whereIn(
         'id',
@@ -78,10 +88,12 @@ export async function fanOut({ db, clock }: Deps, batch = FAN_OUT_BATCH): Promis
   });
 }
 
-const newDelivery = (subscriptionId: string, eventId: string, eventType: string, now: number) => ({
+/** A delivery of the event to the subscription, due now; it keeps the event's time, by which the delivery log walks and deliveries expire. */
+const newDelivery = (subscriptionId: string, event: OutboxEventRow, now: number) => ({
   subscription_id: subscriptionId,
-  event_id: eventId,
-  event_type: eventType,
+  event_id: event.id,
+  event_type: event.type,
+  event_occurred_at: Number(event.occurred_at),
   kind: 'event',
   state: 'pending',
   attempts: 0,

@@ -6,6 +6,7 @@ import { type Db, inTransaction } from '../../../db/transactions';
 import { publishedApiVersions } from '../../../services/api-versions';
 import type { WebhookSettings } from '../../../services/container';
 import type { SealedColumn } from '../../../services/sealing-key';
+import { queueDue } from '../delivery/queues';
 import { scopesAllowing } from '../event-types';
 import { checkEndpointUrl } from '../url-guard';
 import { lockSubscription, type SubscriptionOwner } from './queries';
@@ -89,6 +90,8 @@ export function updateSubscription(db: Db, deps: SubscriptionDeps, subscriber: S
         ...(body.state === undefined ? {} : { state: body.state, paused_reason: null }),
         updated_at: subscriber.now,
       });
+    // Resumed: what it was owed while paused is claimable again.
+    if (body.state === 'active' && current.state !== 'active') await queueDue(trx, [{ subscriptionId: id, storeId: current.store_id }], subscriber.now);
     return readBack(trx, id);
   });
 }

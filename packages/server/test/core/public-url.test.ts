@@ -1,0 +1,57 @@
+import knex from 'knex';
+import { loadConfig, settingsTable } from '../../src/core/config';
+import { servicesFromConfig } from '../../src/services/container';
+
+const PRODUCTION = { NODE_ENV: 'production', SECRET_KEY: 'a'.repeat(64) };
+
+describe('PUBLIC_URL: the origin clients reach the service at, the OAuth issuer', () => {
+  it('defaults to http://localhost:<PORT>', () => {
+    expect(loadConfig({}).publicUrl).toBe('http://localhost:3000');
+    expect(loadConfig({ PORT: '8080' }).publicUrl).toBe('http://localhost:8080');
+  });
+
+  it.each([
+    ['https://api.example.com', 'https://api.example.com'],
+    ['https://api.example.com/', 'https://api.example.com'],
+    ['https://api.example.com:8443', 'https://api.example.com:8443'],
+    ['http://127.0.0.1:3000', 'http://127.0.0.1:3000'],
+    ['http://[::1]:3000', 'http://[::1]:3000'],
+  ])('takes the origin %p as %p', (value, origin) => {
+    expect(loadConfig({ PUBLIC_URL: value }).publicUrl).toBe(origin);
+  });
+
+  it.each([
+    'https://api.example.com/store',
+    'https://api.example.com/?x=1',
+    'https://api.example.com/#top',
+    'https://user:secret@api.example.com',
+    'https://API.example.com',
+    'https://api.example.com:443',
+    'ftp://api.example.com',
+    'api.example.com',
+    'not a url',
+  ])('refuses %p: an http(s) origin without a path, written as one', (value) => {
+    expect(() => loadConfig({ PUBLIC_URL: value })).toThrow('PUBLIC_URL must be the http(s) origin clients reach the service at, without a path');
+  });
+
+  it('is https in production; plain http only for this machine', () => {
+    expect(loadConfig({ ...PRODUCTION, PUBLIC_URL: 'https://api.example.com' }).publicUrl).toBe('https://api.example.com');
+    expect(() => loadConfig({ ...PRODUCTION, PUBLIC_URL: 'http://api.example.com' })).toThrow('PUBLIC_URL must be https in production');
+    for (const local of ['http://localhost:3000', 'http://127.0.0.1:3000', 'http://[::1]:3000', 'http://app.localhost']) {
+      expect(loadConfig({ ...PRODUCTION, PUBLIC_URL: local }).publicUrl).toBe(local);
+    }
+    expect(loadConfig(PRODUCTION).publicUrl).toBe('http://localhost:3000');
+    expect(loadConfig({ NODE_ENV: 'development', PUBLIC_URL: 'http://api.example.com' }).publicUrl).toBe('http://api.example.com');
+  });
+
+  it("is the services' issuer, and has a row in the deploy guide's settings table", async () => {
+    const db = knex({ client: 'better-sqlite3', connection: { filename: ':memory:' }, useNullAsDefault: true });
+    try {
+      const config = loadConfig({ PUBLIC_URL: 'https://api.example.com', SECRET_KEY: 'b'.repeat(64) });
+      expect(servicesFromConfig(config, db).issuer).toBe('https://api.example.com');
+    } finally {
+      await db.destroy();
+    }
+    expect(settingsTable()).toMatch(/^\| `PUBLIC_URL` \| `http:\/\/localhost:<PORT>` \| .*issuer/m);
+  });
+});
