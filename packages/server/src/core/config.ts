@@ -387,7 +387,7 @@ export const SETTINGS = {
   RATE_LIMIT_PER_CLIENT: setting('OAuth requests per client per 5 s window.', '`60`', decimal('from 1 to 1000000', 1, 1_000_000, 60)),
   WEBHOOK_WORKERS: setting('Webhook dispatchers inside the server; `0` leaves delivery to `svc worker` processes.', '`1`', decimal('from 0 to 64', 0, 64, 1)),
   WEBHOOK_ATTEMPTS_PER_SUBSCRIPTION: setting(
-    "One subscription's attempts under lease at once, across every dispatcher and `svc worker`: a slow or dead endpoint holds up only its own deliveries, and no receiver gets more than this at once.",
+    "One subscription's attempts on the wire at once, across every dispatcher and `svc worker` (the worker holding its deliveries sends them): a slow or dead endpoint holds up only its own deliveries, and no receiver gets more than this at once.",
     '`4`',
     decimal('from 1 to 64', 1, 64, 4),
   ),

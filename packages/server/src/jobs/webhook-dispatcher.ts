@@ -1,15 +1,18 @@
+import { randomUUID } from 'node:crypto';
 import { POLICY_LEASE_MS } from '../core/limits';
 import { listenForWebhookWork, type StopListening } from '../db/notifications';
-import { type AttemptMade, attemptDelivery, type DeliveryDeps, recordAndClaim, recordAttempts } from '../domain/webhooks/delivery/attempts';
+import { type AttemptMade, attemptDelivery, type DeliveryDeps, recordAndClaim, recordAttempts, releaseClaims } from '../domain/webhooks/delivery/attempts';
 import { type ClaimedDelivery, claimDeliveries } from '../domain/webhooks/delivery/claims';
 import { FAN_OUT_BATCH, fanOut } from '../domain/webhooks/delivery/fan-out';
 import { type Metrics, noMetrics, type WebhookAttemptOutcome } from '../services/metrics';
+import { ATTEMPT_TIMEOUT_MS } from '../services/webhook-transport';
+import { HeldDeliveries } from './held-deliveries';
 
 export interface DispatcherOptions {
   /** Attempts this worker has on the wire at once. */
   readonly concurrency?: number;
   /**
-   * Attempts of one subscription under lease at once, across workers: one slow or dead endpoint
+   * Attempts of one subscription on the wire at once, across workers: one slow or dead endpoint
    * holds up only itself. The services' setting (`WEBHOOK_ATTEMPTS_PER_SUBSCRIPTION`) when left out.
    */
   readonly perSubscription?: number;
@@ -37,13 +40,31 @@ export interface Dispatcher {
 
 export const DISPATCHER_DEFAULTS = { concurrency: 32, pollMs: 1000 } as const;
 
+/** Deliveries a worker holds (on the wire or waiting to be sent), as a multiple of its attempts at once. */
+const HELD_PER_SLOT = 2;
+/**
+ * How long an answer waits for others to be recorded with, at most. Half of what was held answered
+ * starts a turn sooner; but deliveries held for a hanging endpoint may never be answered, and
+ * without this bound the answers of every other subscription would wait for the poll.
+ */
+const ANSWER_WAIT_MS = 25;
+/** What an attempt needs of its lease beyond its own longest time: its recording, and the clocks' drift. */
+const LEASE_MARGIN_MS = 5_000;
+
 /**
  * The webhook dispatcher: a loop over the database, run inside the server (`WEBHOOK_WORKERS`) and
  * as `svc worker`. Any number of them share the work through the claims' leases.
  */
 export function createDispatcher(deps: DeliveryDeps, options: DispatcherOptions = {}): Dispatcher {
   const concurrency = options.concurrency ?? DISPATCHER_DEFAULTS.concurrency;
-  const limits = { perSubscription: options.perSubscription ?? deps.webhooks.attemptsPerSubscription, leaseMs: options.leaseMs ?? POLICY_LEASE_MS };
+  const perSubscription = options.perSubscription ?? deps.webhooks.attemptsPerSubscription;
+  const leaseMs = options.leaseMs ?? POLICY_LEASE_MS;
+  // The token of every lease this worker takes: a subscription's leases are one worker's at a time (claims.ts).
+  const limits = { perSubscription, leaseMs, worker: randomUUID() };
+  const heldMost = concurrency * HELD_PER_SLOT;
+  const held = new HeldDeliveries({ concurrency, perSubscription, leaseNeededMs: Math.min(ATTEMPT_TIMEOUT_MS + LEASE_MARGIN_MS, leaseMs / 2) });
+  /** Held deliveries whose lease became too short to send them: let go at the next turn. */
+  const unsendable: ClaimedDelivery[] = [];
   const pollMs = options.pollMs ?? DISPATCHER_DEFAULTS.pollMs;
   const random = options.random ?? Math.random;
   const logError = options.logError ?? (() => undefined);
@@ -89,33 +110,68 @@ export function createDispatcher(deps: DeliveryDeps, options: DispatcherOptions 
    * a subscription's next attempt follows an answer after one round trip, not two.
    */
   const answered: Array<{ made: AttemptMade; done: () => void }> = [];
-  /** Attempts on the wire (answered ones move to `answered` until recorded). */
-  let onTheWire = 0;
+  /** The oldest answer not recorded yet has waited `ANSWER_WAIT_MS`. */
+  let answersWaited = false;
+  /** Counts the turns that took answers, so that a batch's timer does not speak for the next batch. */
+  let answerBatch = 0;
 
-  /** Sends one attempt; its outcome waits in `answered` for the next turn, which records it. */
-  const attempt = (claimed: ClaimedDelivery): Promise<void> => {
-    onTheWire += 1;
-    return attemptDelivery(deps, claimed).then(
+  /** The worker is stopping: no held delivery is started any more. */
+  let stopping = false;
+
+  /** Starts the held deliveries there are slots for (each subscription's and the worker's). */
+  const pump = () => {
+    if (stopping) return;
+    const { start, release } = held.startable(deps.clock.now());
+    unsendable.push(...release);
+    for (const delivery of start) {
+      const work = attempt(delivery).finally(() => inFlight.delete(work));
+      inFlight.add(work);
+    }
+  };
+
+  /** Sends one attempt; its outcome waits in `answered` for the next turn, which records it. Its slot goes to the next held delivery at once. */
+  const attempt = (claimed: ClaimedDelivery): Promise<void> =>
+    attemptDelivery(deps, claimed).then(
       (made) => {
-        onTheWire -= 1;
+        held.ended(claimed);
+        pump();
         if (!made) return signal();
         metrics.webhookAttempt(attemptOutcomeOf(made), made.record.latency_ms / 1000);
         return new Promise<void>((resolve) => {
+          if (answered.length === 0) {
+            const batch = answerBatch;
+            setTimeout(() => {
+              if (batch !== answerBatch) return;
+              answersWaited = true;
+              signal();
+            }, ANSWER_WAIT_MS).unref();
+          }
           answered.push({ made, done: resolve });
           signal();
         });
       },
       (error: unknown) => {
-        onTheWire -= 1;
+        held.ended(claimed);
+        pump();
         logError(`Webhook delivery ${claimed.id} failed (its lease lets it be attempted again): ${describe(error)}`);
         signal();
       },
     );
+
+  /** Lets go of deliveries this worker will not send: their queues are due for any worker at once. */
+  const release = async (deliveries: ClaimedDelivery[]) => {
+    try {
+      await releaseClaims(deps, deliveries);
+    } catch (error) {
+      logError(`Letting ${deliveries.length} webhook deliveries go failed (their leases lapse): ${describe(error)}`);
+    }
   };
 
   /** Records what was answered and claims up to the free room, in one turn; answers the deliveries claimed. */
   const recordAndClaimDue = async (room: number) => {
     const settled = answered.splice(0, answered.length);
+    answersWaited = false;
+    answerBatch += 1;
     try {
       const claim = await recordAndClaim(
         deps,
@@ -151,11 +207,11 @@ export function createDispatcher(deps: DeliveryDeps, options: DispatcherOptions 
     }
   };
 
-  /** Waits for the attempts on the wire (each ends within its 15 s) and records every answer. */
+  /** Waits for the attempts on the wire (each ends within its 15 s), and for the held ones they make room for, and records every answer. */
   const settle = async () => {
     for (;;) {
       await recordAnswered();
-      if (onTheWire === 0 && answered.length === 0) return;
+      if (held.held === 0 && answered.length === 0) return;
       if (answered.length === 0) await untilSignalled();
     }
   };
@@ -193,29 +249,30 @@ export function createDispatcher(deps: DeliveryDeps, options: DispatcherOptions 
   };
 
   /**
-   * One turn: fan out what commits announced, record what was answered and claim as much as there
-   * is room for, start those attempts. Then, unless the claim filled the room, wait for news: an
-   * answer (its slot and its subscription's are free: the next turn records it and claims at once),
-   * a commit's announcement, or the poll, which finds what nobody announces (a retry coming due).
+   * One turn: fan out what commits announced, let go of what cannot be sent, record what was
+   * answered and claim as much as there is room for, start the attempts there are slots for (the
+   * rest are held, and sent as answers free slots). Then, unless the claim filled the room, wait for
+   * news: answers to record (their subscriptions have room to claim again), a commit's
+   * announcement, or the poll, which finds what nobody announces (a retry coming due).
    */
   const cycle = async (): Promise<void> => {
     while (running) {
       signalled = false;
       try {
         const fanned = outboxUnread || performance.now() - fannedOutAt >= pollMs ? await fanOutAll() : 0;
-        const claim = await recordAndClaimDue(concurrency - onTheWire);
-        for (const delivery of claim.deliveries) {
-          const work = attempt(delivery).finally(() => inFlight.delete(work));
-          inFlight.add(work);
-        }
-        const roomLeft = concurrency - onTheWire > 0;
+        if (unsendable.length > 0) await release(unsendable.splice(0, unsendable.length));
+        const claim = await recordAndClaimDue(heldMost - held.held);
+        held.add(claim.deliveries);
+        pump();
+        const roomLeft = held.held < heldMost;
         // A turn for every answer would be a commit for every delivery: the next waits until half
-        // of the attempts on the wire have ended, one of them answered, so that each turn records
-        // and frees several (or until nothing is on the wire, for news alone).
-        const wire = onTheWire;
-        const halfEnded = () => onTheWire <= Math.floor(wire / 2);
+        // of what was held has been answered or the oldest answer has waited ANSWER_WAIT_MS, so that
+        // each turn records and claims several (or until nothing is held, for news alone), while
+        // the held deliveries keep the wire busy.
+        const mark = held.held;
+        const halfAnswered = () => held.held <= Math.floor(mark / 2) || answersWaited;
         if (!(claim.full && roomLeft) && fanned === 0)
-          await waitUntil(pollMs, () => outboxUnread || (answered.length > 0 && halfEnded()) || (signalled && roomLeft && onTheWire === 0));
+          await waitUntil(pollMs, () => outboxUnread || (answered.length > 0 && halfAnswered()) || (signalled && held.held === 0) || unsendable.length > 0);
       } catch (error) {
         logError(`Webhook dispatch failed (next try in ${pollMs} ms): ${describe(error)}`);
         outboxUnread = true;
@@ -235,9 +292,11 @@ export function createDispatcher(deps: DeliveryDeps, options: DispatcherOptions 
       }
       const { deliveries } = await claimDeliveries(deps, { ...limits, take: concurrency });
       metrics.webhookClaim(deliveries.length);
-      const works = deliveries.map(attempt);
+      held.add(deliveries);
+      pump();
       await settle();
-      await Promise.all(works);
+      await Promise.all([...inFlight]);
+      await release(unsendable.splice(0, unsendable.length));
       return deliveries.length;
     },
     start() {
@@ -248,12 +307,17 @@ export function createDispatcher(deps: DeliveryDeps, options: DispatcherOptions 
     },
     async stop() {
       running = false;
+      stopping = true;
       wake?.();
       await loop;
       await stopListening?.();
       stopListening = undefined;
+      // What waits unsent goes back to its queue at once, for the next worker, rather than when its lease lapses.
+      const unsent = held.takeWaiting();
       await settle();
       await Promise.all([...inFlight]);
+      await release([...unsent, ...unsendable.splice(0, unsendable.length)]);
+      stopping = false;
     },
   };
 }

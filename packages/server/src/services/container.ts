@@ -25,7 +25,7 @@ export interface WebhookSettings {
   readonly transport: WebhookTransport;
   /** The delays before each retry (the design's schedule, or `WEBHOOK_RETRY_SCHEDULE`). */
   readonly retryScheduleMs: readonly number[];
-  /** One subscription's attempts under lease at once, across every worker (`WEBHOOK_ATTEMPTS_PER_SUBSCRIPTION`). */
+  /** One subscription's attempts on the wire at once, across every worker (`WEBHOOK_ATTEMPTS_PER_SUBSCRIPTION`). */
   readonly attemptsPerSubscription: number;
 }
 

@@ -103,6 +103,30 @@ describe.each(testDatabases())('the webhook dispatcher on $name', (testDatabase)
     expect(ids).toHaveLength(BACKLOG);
   });
 
+  it("drains another subscription's backlog while one endpoint hangs on the deliveries held for it, without waiting for a poll", async () => {
+    // The hanging subscription's held deliveries are never answered: the other one's answers must
+    // still be recorded, and its backlog claimed, turn after turn.
+    const hanging = await subscribedStore();
+    const flowing = await subscribedStore();
+    receiver.answer(hanging.path, 'hang');
+    receiver.answer(flowing.path, 204);
+    await h.db.transaction(async (trx) => {
+      for (let index = 0; index < 40; index += 1) await recordEvent(trx, productEvent(hanging.storeId, index));
+    });
+    const dispatcher = started();
+    try {
+      await until(() => receiver.receivedAt(hanging.path).length === 4, 'the hanging endpoint holds 4 attempts');
+      await h.db.transaction(async (trx) => {
+        for (let index = 0; index < BACKLOG; index += 1) await recordEvent(trx, productEvent(flowing.storeId, index));
+      });
+      await until(async () => (await succeeded(flowing.subscriptionId)) === BACKLOG, 'the other backlog is delivered');
+      expect(receiver.receivedAt(hanging.path)).toHaveLength(4);
+    } finally {
+      receiver.answer(hanging.path, 204);
+      await stopped(dispatcher);
+    }
+  });
+
   it('is woken from its idle wait by a commit of another connection pool, as another instance makes it, again and again', async () => {
     const target = await subscribedStore();
     const dispatcher = started();

@@ -4,6 +4,7 @@ import { createApp } from '../../../src/app';
 import { createProduct as createProductAsStore } from '../../../src/domain/catalog/products/changes';
 import { createCustomer } from '../../../src/domain/storefront/customers/changes';
 import { placeOrder } from '../../../src/domain/storefront/orders/changes';
+import { LEASES_AHEAD } from '../../../src/domain/webhooks/delivery/claims';
 import { fanOut } from '../../../src/domain/webhooks/delivery/fan-out';
 import { runHousekeeping } from '../../../src/jobs/housekeeping';
 import { createDispatcher, type Dispatcher } from '../../../src/jobs/webhook-dispatcher';
@@ -369,24 +370,28 @@ describe.each(testDatabases())('webhook delivery on $name', (testDatabase) => {
     }
   });
 
-  it('takes a subscription at its limit out of the claims until a slot frees, whatever its backlog, and brings it back on the next answer', async () => {
+  it('holds a subscription at its limit of leases out of the claims until an answer, whatever its backlog; sends one at a time with a limit of one', async () => {
     const s = await shop();
     const busy = await subscribed(s, ['products:read'], ['product.created']);
     receiver.answer(busy.path, 'hang');
     for (let index = 0; index < 30; index += 1) await createProduct(s, `Queued ${index}`);
-    const running = createDispatcher(services, { pollMs: 50, concurrency: 8, random: () => 0.5 });
+    const running = createDispatcher(services, { pollMs: 50, concurrency: 8, perSubscription: 1, random: () => 0.5 });
     running.start();
     try {
-      await until(() => receiver.receivedAt(busy.path).length >= 4);
-      // At its limit: its queue is next looked at when the leases end, not at every claim.
+      await until(() => receiver.receivedAt(busy.path).length >= 1);
+      // LEASES_AHEAD deliveries held by the worker (a claim shares its room among the queues due, so
+      // it may take a claim or two), one of them on the wire; the queue is next looked at when the
+      // leases end, not at every claim.
+      const leasesOf = () =>
+        h.db('webhook_deliveries').where({ subscription_id: busy.id }).whereNotNull('claimed_until').select<{ claimed_until: number }[]>('claimed_until');
+      const deadline = Date.now() + 10_000;
+      while ((await leasesOf()).length < LEASES_AHEAD && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const leases = await leasesOf();
+      expect(leases).toHaveLength(LEASES_AHEAD);
       const queue = await h.db('webhook_queues').where({ subscription_id: busy.id }).first<{ next_due_at: number }>();
-      const leases = await h
-        .db('webhook_deliveries')
-        .where({ subscription_id: busy.id })
-        .whereNotNull('claimed_until')
-        .select<{ claimed_until: number }[]>('claimed_until');
-      expect(leases).toHaveLength(4);
       expect(Number(queue?.next_due_at)).toBe(Math.max(...leases.map((lease) => Number(lease.claimed_until))));
+      expect(receiver.receivedAt(busy.path)).toHaveLength(1);
       receiver.answer(busy.path, 200);
       await until(() => receiver.receivedAt(busy.path).length >= 30);
     } finally {
@@ -394,6 +399,51 @@ describe.each(testDatabases())('webhook delivery on $name', (testDatabase) => {
       await running.stop();
     }
     expect(await h.db('webhook_deliveries').where({ subscription_id: busy.id, state: 'succeeded' })).toHaveLength(30);
+  });
+
+  it("keeps a subscription's attempts at once across two workers: its leases are one worker's at a time", async () => {
+    const s = await shop();
+    const busy = await subscribed(s, ['products:read'], ['product.created']);
+    receiver.answer(busy.path, 'hang');
+    for (let index = 0; index < 20; index += 1) await createProduct(s, `Shared ${index}`);
+    const first = createDispatcher(services, { pollMs: 50, concurrency: 8, random: () => 0.5 });
+    const second = createDispatcher(services, { pollMs: 50, concurrency: 8, random: () => 0.5 });
+    first.start();
+    second.start();
+    try {
+      await until(() => receiver.receivedAt(busy.path).length >= 4);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(receiver.receivedAt(busy.path)).toHaveLength(4);
+      const holders = await h.db('webhook_deliveries').where({ subscription_id: busy.id }).whereNotNull('claim_token').distinct('claim_token');
+      expect(holders).toHaveLength(1);
+    } finally {
+      receiver.answer(busy.path, 200);
+      await Promise.all([first.stop(), second.stop()]);
+    }
+    // What the stopped workers held unsent is nobody's: the rest is sent, each event once.
+    await drain();
+    const ids = receiver.receivedAt(busy.path).map((delivery) => String(delivery.headers['webhook-id']));
+    expect(new Set(ids).size).toBe(20);
+    expect(ids).toHaveLength(20);
+  });
+
+  it('lets the deliveries it held unsent go when it stops, and another worker sends them at once', async () => {
+    const s = await shop();
+    const busy = await subscribed(s, ['products:read'], ['product.created']);
+    receiver.answer(busy.path, 'hang');
+    for (let index = 0; index < 12; index += 1) await createProduct(s, `Handed over ${index}`);
+    const leaving = createDispatcher(services, { pollMs: 50, concurrency: 8, random: () => 0.5 });
+    leaving.start();
+    await until(() => receiver.receivedAt(busy.path).length >= 4);
+    const stopping = leaving.stop();
+    receiver.answer(busy.path, 200);
+    await stopping;
+    // The 4 on the wire were answered and recorded; the 8 held unsent are nobody's now.
+    expect(await h.db('webhook_deliveries').where({ subscription_id: busy.id, state: 'succeeded' })).toHaveLength(4);
+    const leased = await h.db('webhook_deliveries').where({ subscription_id: busy.id, state: 'pending' }).whereNotNull('claimed_until');
+    expect(leased).toHaveLength(0);
+    expect(await drain()).toBe(8);
+    expect(await h.db('webhook_deliveries').where({ subscription_id: busy.id, state: 'succeeded' })).toHaveLength(12);
   });
 
   it('housekeeping finds a queue that pending deliveries wait in unseen (a path that never said so), and they are sent', async () => {

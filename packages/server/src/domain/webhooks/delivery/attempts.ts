@@ -217,7 +217,32 @@ export async function recordAndClaim(deps: DeliveryDeps, made: readonly AttemptM
   });
 }
 
-const queueOf = (attempt: AttemptMade) => ({ subscriptionId: attempt.claimed.subscription.id, storeId: attempt.claimed.subscription.store_id });
+const queueOf = (attempt: AttemptMade) => queueOfClaimed(attempt.claimed);
+const queueOfClaimed = (claimed: ClaimedDelivery) => ({ subscriptionId: claimed.subscription.id, storeId: claimed.subscription.store_id });
+
+/**
+ * Lets claimed deliveries go unsent: a stopping worker's, or one whose lease no longer covers an
+ * attempt. Their leases end now (while the claim holds) and their queues are due, so that any
+ * worker takes them at once instead of when the leases would have lapsed.
+ */
+export async function releaseClaims(deps: DeliveryDeps, claimed: readonly ClaimedDelivery[]): Promise<void> {
+  if (claimed.length === 0) return;
+  const now = deps.clock.now();
+  await deps.db.transaction(async (trx) => {
+    for (const [token, deliveries] of groupedBy(claimed, (delivery) => delivery.claimToken)) {
+      for (let start = 0; start < deliveries.length; start += INSERT_CHUNK) {
+        await trx('webhook_deliveries')
+          .whereIn(
+            'id',
+            deliveries.slice(start, start + INSERT_CHUNK).map((delivery) => delivery.id),
+          )
+          .where({ claim_token: token, state: 'pending' })
+          .update({ claimed_until: null, claim_token: null });
+      }
+    }
+    await queueDue(trx, claimed.map(queueOfClaimed), now);
+  });
+}
 
 /**
  * When the next attempt is due: the schedule's delay for this retry, ±20 % so that failed receivers

@@ -22,6 +22,8 @@ export interface ClaimedDelivery {
   /** The W3C trace of the request that caused the event, when one did (services/outbox). */
   readonly traceParent: string | null;
   readonly traceState: string | null;
+  /** When the claim's lease ends (epoch ms): an attempt that could not end before it is not started. */
+  readonly leaseEnd: number;
 }
 
 type ClaimedRow = SubscriptionRow & {
@@ -38,10 +40,25 @@ type ClaimedRow = SubscriptionRow & {
 export interface ClaimLimits {
   /** Deliveries to take at most. */
   readonly take: number;
-  /** Deliveries of one subscription under lease at once at most, across workers: a slow endpoint holds up only its own. */
+  /**
+   * Attempts of one subscription on the wire at once, across workers (the worker holding its leases
+   * keeps to it): a slow endpoint holds up only its own. A claim takes up to `LEASES_AHEAD` times as
+   * many of one subscription's deliveries, and at least this many while there is room.
+   */
   readonly perSubscription: number;
   readonly leaseMs: number;
+  /** The claiming worker, the token of its leases: one subscription's live leases are one worker's. A claim of its own when left out. */
+  readonly worker?: string;
 }
+
+/**
+ * One subscription's deliveries a worker holds under lease, as a multiple of its attempts at once:
+ * the next ones wait in the worker (jobs/held-deliveries.ts) and go out as soon as an answer frees a
+ * slot, while the worker records answers and claims again in batches. Without them, a subscription
+ * at its limit waited a round trip to the database for every slot that came free, and one
+ * subscription's backlog drained a couple of deliveries per claim.
+ */
+export const LEASES_AHEAD = 8;
 
 export interface Claim {
   readonly deliveries: ClaimedDelivery[];
@@ -54,15 +71,18 @@ export interface Claim {
 
 /**
  * Claims due deliveries under a lease. A delivery is due when it is pending, its time has come and
- * no live lease holds it; its subscription is active (or paused, for a delivery asked for again) and has fewer than `perSubscription` deliveries under lease; its installation is installed,
- * except for `app.uninstalled`.
+ * no live lease holds it; its subscription is active (or paused, for a delivery asked for again);
+ * its installation is installed, except for `app.uninstalled`. A subscription's deliveries are
+ * taken only by the worker holding its live leases, if any (so its attempts at once are counted in
+ * one place), up to `LEASES_AHEAD × perSubscription` under lease; when several queues are due, a
+ * claim's share of each is its part of `take`, and never less than `perSubscription`.
  *
  * A delivery asked for again (a replay or a recover, any kind but `event`) is sent while the
  * subscription is paused: that is how a paused subscription gets what it missed.
  *
  * The work follows what is taken, never the backlog: the claim reads the subscriptions' queues that
- * are due (`webhook_queues`, oldest first), counts each one's live leases (at most its limit of
- * rows), takes its oldest due deliveries up to its free slots through `(subscription_id, state,
+ * are due (`webhook_queues`, oldest first), counts each one's live leases, the claiming worker's and
+ * the others' (through the lease index: a few rows), takes its oldest due deliveries up to its room through `(subscription_id, state,
  * next_attempt_at, id)`, and moves each queue on: to its next due delivery, or, at its limit, to the
  * end of the leases just taken (a recorded attempt brings it back at once: queues.ts). A subscription
  * at its limit with thousands due behind it costs a claim nothing. On PostgreSQL this is one
@@ -73,13 +93,13 @@ export interface Claim {
  */
 export async function claimDeliveries({ db, clock }: Deps, limits: ClaimLimits, delivered?: Delivered): Promise<Claim> {
   const now = clock.now();
-  const token = randomUUID();
+  const token = limits.worker ?? randomUUID();
   const until = now + limits.leaseMs;
   if (delivered && !isPostgres(db)) throw new Error('Only PostgreSQL records deliveries in the claim');
   const rows = isPostgres(db)
     ? await claimOnPostgres(db, limits, now, until, token, delivered ?? { attempts: [], deliveries: [] })
     : await claimOnSqlite(db, limits, now, until, token);
-  return { deliveries: rows.map(claimedOf(token)), full: rows.length >= limits.take };
+  return { deliveries: rows.map(claimedOf(token, until)), full: rows.length >= limits.take };
 }
 
 /**
@@ -110,6 +130,7 @@ async function claimOnPostgres(db: Db, limits: ClaimLimits, now: number, until: 
     until,
     token,
     cap: limits.perSubscription,
+    ahead: limits.perSubscription * LEASES_AHEAD,
     take: limits.take,
     attempts: JSON.stringify(delivered.attempts),
     // Arrays rather than JSON: PostgreSQL reads a handful of rows from them by primary key, where a
@@ -143,12 +164,18 @@ async function claimOnPostgres(db: Db, limits: ClaimLimits, now: number, until: 
        limit :take
        for update of w skip locked
      ),
+     held as (
+       select due.*, row_number() over (order by due.next_due_at) as turn, count(*) over () as queues, leases.mine, leases.others
+       from due cross join lateral (
+         select count(*) filter (where l.claim_token = :token) as mine, count(*) filter (where l.claim_token <> :token) as others
+         from webhook_deliveries l
+         where l.subscription_id = due.subscription_id and l.state = 'pending' and l.claimed_until > :now
+           and l.id not in (select id from done)
+       ) leases
+     ),
      q as (
-       select due.*, row_number() over (order by due.next_due_at) as turn,
-         (select count(*) from webhook_deliveries l
-          where l.subscription_id = due.subscription_id and l.state = 'pending' and l.claimed_until > :now
-            and l.id not in (select id from done)) as leased
-       from due
+       select held.*, case when held.others > 0 then 0 else greatest(0, least(cast(:ahead as bigint) - held.mine, greatest(cast(:cap as bigint), cast(:take as bigint) / held.queues))) end as room
+       from held
      ),
      picked as (
        select d.id, q.subscription_id from q
@@ -157,7 +184,7 @@ async function claimOnPostgres(db: Db, limits: ClaimLimits, now: number, until: 
          where d.subscription_id = q.subscription_id and d.state = 'pending' and d.next_attempt_at <= :now
            and (d.claimed_until is null or d.claimed_until <= :now) and ${SENDABLE}
          order by d.next_attempt_at, d.id
-         limit greatest(0, :cap - q.leased)
+         limit q.room
          for update of d skip locked
        ) d
        order by q.turn, d.next_attempt_at, d.id
@@ -170,14 +197,14 @@ async function claimOnPostgres(db: Db, limits: ClaimLimits, now: number, until: 
      ),
      moved as (
        update webhook_queues w set next_due_at = case
-         when q.leased + coalesce(taken.n, 0) >= :cap then (select until from params)
+         when q.others > 0 or q.mine + coalesce(taken.n, 0) >= :ahead then (select until from params)
          else least(
            (select d.next_attempt_at from webhook_deliveries d
             where d.subscription_id = q.subscription_id and d.state = 'pending'
               and (d.claimed_until is null or d.claimed_until <= :now) and ${SENDABLE}
               and d.id not in (select id from picked)
             order by d.next_attempt_at, d.id limit 1),
-           case when q.leased + coalesce(taken.n, 0) > 0 then (select until from params) end)
+           case when q.mine + coalesce(taken.n, 0) > 0 then (select until from params) end)
          end
        from q left join (select subscription_id, count(*) as n from picked group by subscription_id) taken on taken.subscription_id = q.subscription_id
        where w.subscription_id = q.subscription_id
@@ -197,14 +224,15 @@ async function claimOnPostgres(db: Db, limits: ClaimLimits, now: number, until: 
 }
 
 /**
- * When a queue is next due after a claim: at its limit, when the leases just taken end (a recorded
- * attempt brings that forward, queues.ts); otherwise at its next due delivery, or, with leases out,
- * when they end at the latest (so that a dead worker's deliveries are taken over in time); never,
- * with nothing pending and nothing out. The PostgreSQL statement's `moved` says the same in SQL.
+ * When a queue is next due after a claim: at its limit, or held by another worker, when the leases
+ * just taken end (a recorded attempt brings that forward, queues.ts); otherwise at its next due
+ * delivery, or, with leases out, when they end at the latest (so that a dead worker's deliveries
+ * are taken over in time); never, with nothing pending and nothing out. The PostgreSQL statement's
+ * `moved` says the same in SQL.
  */
-function nextDueOf(held: number, cap: number, nextAttemptAt: number | undefined, leasesEnd: number): number | null {
-  if (held >= cap) return leasesEnd;
-  const times = [nextAttemptAt, held > 0 ? leasesEnd : undefined].filter((time): time is number => time !== undefined);
+function nextDueOf(full: boolean, holding: boolean, nextAttemptAt: number | undefined, leasesEnd: number): number | null {
+  if (full) return leasesEnd;
+  const times = [nextAttemptAt, holding ? leasesEnd : undefined].filter((time): time is number => time !== undefined);
   return times.length > 0 ? Math.min(...times.map(Number)) : null;
 }
 
@@ -224,12 +252,17 @@ async function claimOnSqlite(db: Db, limits: ClaimLimits, now: number, until: nu
       .limit(limits.take)
       .select<DueQueue[]>('w.subscription_id', 's.state as subscription_state', 'i.status as installation_status');
     const taken: number[] = [];
+    const ahead = limits.perSubscription * LEASES_AHEAD;
+    const share = Math.max(limits.perSubscription, Math.floor(limits.take / Math.max(1, queues.length)));
     for (const queue of queues) {
-      const [{ n: leased } = { n: 0 }] = await trx('webhook_deliveries')
+      const holders = await trx('webhook_deliveries')
         .where({ subscription_id: queue.subscription_id, state: 'pending' })
         .where('claimed_until', '>', now)
-        .count<{ n: number }[]>({ n: '*' });
-      const room = Math.min(limits.perSubscription - Number(leased), limits.take - taken.length);
+        .groupBy('claim_token')
+        .select<{ claim_token: string; n: number }[]>('claim_token', trx.raw('count(*) as n'));
+      const mineHeld = Number(holders.find((holder) => holder.claim_token === token)?.n ?? 0);
+      const othersHold = holders.some((holder) => holder.claim_token !== token);
+      const room = othersHold ? 0 : Math.min(ahead - mineHeld, share, limits.take - taken.length);
       // SENDABLE, with the queue's subscription state and installation status known.
       const sendable = (rows: Knex.QueryBuilder) => {
         rows
@@ -242,16 +275,16 @@ async function claimOnSqlite(db: Db, limits: ClaimLimits, now: number, until: nu
         if (queue.installation_status !== 'installed') rows.where('d.event_type', 'app.uninstalled');
         return rows;
       };
-      const mine =
+      const picked =
         room > 0
           ? (await sendable(trx.queryBuilder()).where('d.next_attempt_at', '<=', now).limit(room).select<{ id: number }[]>('d.id')).map((row) => Number(row.id))
           : [];
-      if (mine.length > 0) await trx('webhook_deliveries').whereIn('id', mine).update({ claimed_until: until, claim_token: token });
-      taken.push(...mine);
-      const held = Number(leased) + mine.length;
-      const next =
-        held >= limits.perSubscription ? undefined : await sendable(trx.queryBuilder()).first<{ next_attempt_at: number } | undefined>('d.next_attempt_at');
-      const nextDueAt = nextDueOf(held, limits.perSubscription, next?.next_attempt_at, until);
+      if (picked.length > 0) await trx('webhook_deliveries').whereIn('id', picked).update({ claimed_until: until, claim_token: token });
+      taken.push(...picked);
+      const held = mineHeld + picked.length;
+      const full = othersHold || held >= ahead;
+      const next = full ? undefined : await sendable(trx.queryBuilder()).first<{ next_attempt_at: number } | undefined>('d.next_attempt_at');
+      const nextDueAt = nextDueOf(full, held > 0, next?.next_attempt_at, until);
       await trx('webhook_queues').where({ subscription_id: queue.subscription_id }).update({ next_due_at: nextDueAt });
       if (taken.length >= limits.take) break;
     }
@@ -281,7 +314,7 @@ const CLAIMED_COLUMNS = [
 ];
 
 const claimedOf =
-  (token: string) =>
+  (token: string, leaseEnd: number) =>
   (row: ClaimedRow): ClaimedDelivery => {
     const { delivery_id, event_id, event_type, attempts, payload, receiver_scopes, trace_parent, trace_state, ...subscription } = row;
     return {
@@ -295,5 +328,6 @@ const claimedOf =
       receiverScopes: new Set(fromJsonList(receiver_scopes)),
       traceParent: trace_parent ?? null,
       traceState: trace_state ?? null,
+      leaseEnd,
     };
   };
