@@ -1,24 +1,15 @@
-import type { Knex } from 'knex';
 import { createApp } from './app';
-import { systemClock } from './core/clock';
 import { type Config, metricsUrl } from './core/config';
-import { waitForDatabase } from './db/availability';
-import { createDatabase, describeDatabase } from './db/connection';
+import { describeDatabase } from './db/connection';
 import { holdLeadership } from './db/dialect';
-import { migrateToLatest } from './db/migrate';
 import { bufferedOutput, createLogger, type Logger } from './http/request-log';
 import { runHousekeeping, scheduleHousekeeping } from './jobs/housekeeping';
 import { createDispatcher } from './jobs/webhook-dispatcher';
-import { installDirectly } from './oauth/direct-install';
-import type { TokenResponse } from './oauth/token-endpoint';
 import { announceListening, isClusterWorker, joinCluster, runPrimary } from './runtime/cluster';
 import { listen } from './runtime/http-server';
-import type { MetricsListening } from './runtime/metrics';
-import { claimDataDirectory } from './runtime/one-writer';
-import { handleShutdown, pause, type Shutdown } from './runtime/shutdown';
-import { DEMO_ACTIVITY, DEMO_OWNER, type DemoSeed, seedDemo, simulateDemoActivity } from './seeds/demo';
-import { type Services, servicesFromConfig } from './services/container';
-import { verifySealingKey } from './services/sealing-key';
+import { assembleProcess, type ServiceProcess } from './runtime/process';
+import { handleShutdown, pause } from './runtime/shutdown';
+import { printDemo, seedDemoStore, simulateDemo } from './seeds/demo-start';
 
 /** Beyond the stop's delay and drain, the time left for dispatchers, the pool and the logs: the defaults (5 + 20 + 4 s) end inside the usual 30 s grace period. */
 const STOP_MARGIN_MS = 4_000;
@@ -91,34 +82,25 @@ export async function startServer(config: Config, tracing?: StartedTracing): Pro
   }
   const shutdown = handleShutdown({ deadlineMs, log });
   joinCluster(shutdown);
-  // SQLite: one server process per data directory; a second one stops here (runtime/one-writer.ts).
-  const claim = config.databaseUrl ? undefined : claimDataDirectory(config.dataDir);
-  const database = createDatabase(config, {
-    log: { warn: (message) => logger.warn({ source: 'knex' }, message), debug: (message) => logger.debug({ source: 'knex' }, message) },
-  });
-  // The stop's steps, in order: serving ends (once there is a server), then the metrics listener
-  // (scraped until the API has drained), the pool, the traces still buffered, then the logs.
+  // The stop's steps, in order: serving ends (once there is a server), then the process (its metrics
+  // listener, scraped until the API has drained, the pool, the data directory), the traces still
+  // buffered, then the logs.
   let stopServing = async (): Promise<void> => undefined;
-  let metricsListening: MetricsListening | undefined;
+  let assembled: ServiceProcess | undefined;
   shutdown.onStop(() => stopServing());
-  shutdown.onStop(() => metricsListening?.close());
-  shutdown.onStop(() => database.destroy());
-  shutdown.onStop(() => claim?.release());
+  shutdown.onStop(() => assembled?.close());
   shutdown.onStop(() => tracing?.shutdown());
   shutdown.onStop(() => new Promise<void>((resolve) => logger.flush(() => resolve())));
-  try {
-    await prepareDatabase(config, database, logger, say, shutdown);
-  } catch (error) {
-    await database.destroy();
-    throw error;
-  }
-  // Metrics are kept only when METRICS_PORT asks, and prom-client is loaded only then (its CPU metric
-  // loads OpenTelemetry's API package for exemplars); their listener opens once the API's has.
-  const prometheus = config.metrics ? await import('./runtime/metrics.js') : undefined;
-  const metrics = prometheus?.createMetrics();
-  metrics?.watchDatabase(database, systemClock);
-  const services = servicesFromConfig(config, database, metrics);
-  await verifySealingKey(services);
+  assembled = await assembleProcess('server', config, {
+    databaseLog: { warn: (message) => logger.warn({ source: 'knex' }, message), debug: (message) => logger.debug({ source: 'knex' }, message) },
+    log: {
+      waiting: (message) => logger.warn(message),
+      migrated: (names) => say(`Database   migrated: ${names.join(', ')}`, { migrations: names }),
+    },
+    signal: shutdown.signal,
+  });
+  const { database } = assembled;
+  const services = await assembled.services();
   const demo = config.seedDemo ? await seedDemoStore(services) : undefined;
   const app = createApp({ config, services, logger });
   const listening = await listen(app, config.port, config.shutdown.timeoutMs);
@@ -127,14 +109,9 @@ export async function startServer(config: Config, tracing?: StartedTracing): Pro
     logger.info({ port: listening.port }, `Server process ${process.pid} listening`);
     announceListening(listening.port);
   } else announce(say, config, listening.port);
-  if (prometheus && metrics && config.metrics) {
-    // In a cluster the primary listens on METRICS_PORT and reads every process's registry.
-    if (isClusterWorker()) prometheus.joinClusterMetrics(metrics);
-    else {
-      metricsListening = await prometheus.serveMetrics(metrics, config.metrics);
-      sayMetrics(say, config.metrics, metricsListening.port);
-    }
-  }
+  // The metrics listener opens once the API's has.
+  const metricsAt = await assembled.serveMetrics();
+  if (metricsAt && config.metrics) sayMetrics(say, config.metrics, metricsAt.port);
   if (tracing) say(`Tracing    OTLP/HTTP to ${config.tracing?.endpoint ?? ''}`);
   if (demo) {
     printDemo(base, demo);
@@ -166,77 +143,4 @@ export async function startServer(config: Config, tracing?: StartedTracing): Pro
     await listening.terminate();
     await background;
   };
-}
-
-/** Waits for the database (a compose or Kubernetes start often comes first), then migrates unless a release job does. */
-async function prepareDatabase(config: Config, database: Knex, logger: Logger, say: Say, shutdown: Shutdown): Promise<void> {
-  await waitForDatabase(database, {
-    timeoutMs: config.database.connectTimeoutMs,
-    log: (message) => logger.warn(message),
-    named: config.databaseUrl ? `DATABASE_URL (${describeDatabase(config)})` : describeDatabase(config),
-    signal: shutdown.signal,
-  });
-  if (!config.database.migrateOnStart) return;
-  const applied = await migrateToLatest(database);
-  if (applied.length > 0) say(`Database   migrated: ${applied.join(', ')}`, { migrations: applied });
-}
-
-/** The demo app is installed at first start with these, so the catalog and the simulated activity can be read at once. */
-const DEMO_SCOPES = [
-  'products:read',
-  'categories:read',
-  'inventory:read',
-  'orders:read',
-  'payments:read',
-  'carts:read',
-  'coupons:read',
-  'reviews:read',
-  'analytics:read',
-];
-
-interface DemoStart extends DemoSeed {
-  readonly tokens: TokenResponse;
-}
-
-/** Only when SEED_DEMO asks (never in production): on an empty database, the demo store, owner and app, installed. */
-async function seedDemoStore(services: Services): Promise<DemoStart | undefined> {
-  const demo = await seedDemo(services);
-  if (!demo) return undefined;
-  const tokens = await installDirectly(services, {
-    storeId: demo.store.id,
-    appId: demo.app.id,
-    scopes: DEMO_SCOPES,
-    redirectUri: demo.version.redirectUrls[0] as string,
-  });
-  return { ...demo, tokens };
-}
-
-/** Printed once, by the start that seeded the demo: the secret and tokens are not kept anywhere in clear. */
-function printDemo(base: string, demo: DemoStart): void {
-  console.log(`Demo store ${demo.store.id}  ${demo.catalog.products} products  owner ${DEMO_OWNER.email} / ${DEMO_OWNER.password}`);
-  console.log(`Demo app   client_id ${demo.app.id}  client_secret ${demo.clientSecret}  (shown once)`);
-  console.log(`Try it     curl -H 'Authorization: Bearer ${demo.tokens.access_token}' '${base}/stores/${demo.store.id}/v1/products?limit=3'`);
-  console.log(`           (valid ${demo.tokens.expires_in} s; later: node packages/server/dist/svc.js installation create ${demo.app.id} ${demo.store.id})`);
-}
-
-/**
- * The demo store's history, simulated once, at the start that created the store. It runs after the
- * server listens, in short batches between which requests are answered, and ends between two
- * batches when the process stops.
- */
-async function simulateDemo(services: Services, base: string, demo: DemoStart, signal: AbortSignal): Promise<void> {
-  const { days, orders } = DEMO_ACTIVITY;
-  console.log(`Demo       simulating ${orders} orders over the last ${days} days of the demo store (the API answers meanwhile) …`);
-  const started = performance.now();
-  try {
-    const summary = await simulateDemoActivity(services, demo.store.id, { signal });
-    if (signal.aborted) return;
-    const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    console.log(
-      `Demo       ${summary.orders} orders (${summary.paid} paid, ${summary.refunded} refunded, ${summary.cancelled} cancelled), ${summary.carts} carts, ${summary.reviews} reviews in ${seconds} s`,
-    );
-    console.log(`Orders     curl -H 'Authorization: Bearer ${demo.tokens.access_token}' '${base}/stores/${demo.store.id}/v1/orders?limit=3'`);
-  } catch (error) {
-    if (!signal.aborted) console.error(`Demo       the simulation stopped: ${error instanceof Error ? error.message : String(error)}`);
-  }
 }

@@ -12,7 +12,7 @@ export interface CliIo {
    * The database and clock, or how to open them: `svc` opens the database only for a command that
    * runs, so `svc help` and a malformed line never touch it.
    */
-  readonly deps: Deps | (() => Promise<Deps>);
+  readonly deps: Deps | ((role: CommandRole) => Promise<Deps>);
   readonly out: (line: string) => void;
   readonly err: (line: string) => void;
   /** Where `SVC_OWNER_PASSWORD` is read from; `process.env` unless a test gives its own. */
@@ -71,11 +71,20 @@ export type Run<Options = NoOptions, Args extends readonly string[] = []> = (con
  */
 export type SchemaUse = 'writes' | 'reads' | 'migrates';
 
+/**
+ * What kind of process a command runs in (runtime/process.ts): `svc worker` is a worker's (its
+ * metrics kept with `METRICS_PORT`), every other command a one-off command's.
+ */
+export type CommandRole = 'worker' | 'command';
+
 export type ActionHandler = (...params: unknown[]) => void;
 
 /** The commander actions of the commands, one per way of using the schema: a noun's commands are built with them. */
 export type Actions = {
   readonly [use in SchemaUse]: <Options, Args extends readonly string[]>(run: Run<Options, Args>) => ActionHandler;
+} & {
+  /** A command that writes and runs as a worker process (`svc worker`). */
+  readonly delivers: <Options, Args extends readonly string[]>(run: Run<Options, Args>) => ActionHandler;
 };
 
 /** A noun of the CLI (`store`, `app`, `simulate`): its commander command, with its subcommands. */

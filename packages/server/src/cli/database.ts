@@ -1,21 +1,7 @@
-import { systemClock } from '../core/clock';
-import { type Config, ConfigError, loadConfig, metricsUrl } from '../core/config';
-import { createDatabase } from '../db/connection';
+import { ConfigError, loadConfig } from '../core/config';
 import { PlatformError } from '../platform/stores';
 import { StartError } from '../runtime/http-server';
-import type { MetricsListening } from '../runtime/metrics';
-import { type Deps, type Services, servicesFromConfig } from '../services/container';
-import type { Metrics } from '../services/metrics';
-import { verifySealingKey } from '../services/sealing-key';
-
-export interface ConfiguredDatabase {
-  readonly deps: Deps;
-  /** The services of `svc worker` and `svc secrets reseal`, whose sealing keys the database's check has accepted. */
-  services(): Promise<Services>;
-  /** `svc worker`'s: with `METRICS_PORT`, counting into a `/metrics` listener of the process (closed by `close`). */
-  servicesWithMetrics(): Promise<{ services: Services; metricsUrl?: string }>;
-  close(): Promise<void>;
-}
+import { assembleProcess, type ProcessRole, type ServiceProcess } from '../runtime/process';
 
 /**
  * A bad setting (a wrong sealing key among them, or a `METRICS_PORT` already taken) is the operator's
@@ -23,45 +9,29 @@ export interface ConfiguredDatabase {
  */
 const asPlatformError = (error: unknown): unknown => (error instanceof ConfigError || error instanceof StartError ? new PlatformError(error.message) : error);
 
-const rethrowAsPlatformError = (error: unknown): never => {
-  throw asPlatformError(error);
-};
-
-function settings(): Config {
+/** A command's process (runtime/process.ts): the settings read and checked, the database they name (DATABASE_URL, or SQLite under DATA_DIR). */
+export async function openProcess(role: Exclude<ProcessRole, 'server'>): Promise<ServiceProcess> {
   try {
-    return loadConfig();
+    return await assembleProcess(role, loadConfig());
   } catch (error) {
     throw asPlatformError(error);
   }
 }
 
-/** The database the settings name (DATABASE_URL, or SQLite under DATA_DIR), with the system clock; connects on the first query. */
-export function configuredDatabase(): ConfiguredDatabase {
-  const config = settings();
-  const db = createDatabase(config);
-  let metricsListening: MetricsListening | undefined;
-  const checkedServices = async (metrics?: Metrics): Promise<Services> => {
-    const services = servicesFromConfig(config, db, metrics);
-    await verifySealingKey(services);
-    return services;
-  };
-  const withMetrics = async (): Promise<{ services: Services; metricsUrl?: string }> => {
-    if (!config.metrics) return { services: await checkedServices() };
-    // prom-client is loaded only when metrics are kept, as in the server.
-    const prometheus = await import('../runtime/metrics.js');
-    const metrics = prometheus.createMetrics();
-    metrics.watchDatabase(db, systemClock);
-    const services = await checkedServices(metrics);
-    metricsListening = await prometheus.serveMetrics(metrics, config.metrics);
-    return { services, metricsUrl: metricsUrl(config.metrics, metricsListening.port) };
-  };
-  return {
-    deps: { db, clock: systemClock },
-    services: () => checkedServices().catch(rethrowAsPlatformError),
-    servicesWithMetrics: () => withMetrics().catch(rethrowAsPlatformError),
-    close: async () => {
-      await metricsListening?.close();
-      await db.destroy();
-    },
-  };
+/** The services of `svc worker` and `svc secrets reseal`, whose sealing keys the database's check has accepted. */
+export async function checkedServices(process: ServiceProcess) {
+  try {
+    return await process.services();
+  } catch (error) {
+    throw asPlatformError(error);
+  }
+}
+
+/** `svc worker`'s metrics listener, with `METRICS_PORT`: answers its URL. */
+export async function servedMetrics(process: ServiceProcess): Promise<string | undefined> {
+  try {
+    return (await process.serveMetrics())?.url;
+  } catch (error) {
+    throw asPlatformError(error);
+  }
 }

@@ -1,12 +1,13 @@
 import { type Argument, Command, type CommanderError, type Option } from 'commander';
 import { NOUNS } from './commands';
-import type { Actions, Input, Run, SchemaUse } from './context';
+import type { Actions, CommandRole, Input, Run, SchemaUse } from './context';
 import { protectDashValues, unprotect } from './dash-values';
 import { leavesOf, usageText, wordsOf } from './usage';
 
 /** A command line that names a command with well-formed arguments: what to run and how. */
 export interface Invocation {
   readonly use: SchemaUse;
+  readonly role: CommandRole;
   readonly run: Run<unknown, readonly string[]>;
   readonly input: Input<unknown, readonly string[]>;
   readonly json: boolean;
@@ -121,7 +122,7 @@ function answerInto(command: Command, outcome: Outcome): void {
 /** The actions that record, for each way a command uses the schema, the command the line named. */
 function recordingActions(outcome: Outcome): Actions {
   const recording =
-    (use: SchemaUse) =>
+    (use: SchemaUse, role: CommandRole = 'command') =>
     <Options, Args extends readonly string[]>(run: Run<Options, Args>) =>
     (...params: unknown[]) => {
       const command = params.at(-1) as Command;
@@ -129,13 +130,14 @@ function recordingActions(outcome: Outcome): Actions {
         kind: 'run',
         invocation: {
           use,
+          role,
           run: run as Run<unknown, readonly string[]>,
           input: { options: command.opts(), args: command.processedArgs as string[] },
           json: command.optsWithGlobals().json === true,
         },
       };
     };
-  return { writes: recording('writes'), reads: recording('reads'), migrates: recording('migrates') };
+  return { writes: recording('writes'), reads: recording('reads'), migrates: recording('migrates'), delivers: recording('writes', 'worker') };
 }
 
 /** `svc help [<command>]`: commander's own help command takes one word, and `svc help app secret` names a group two deep. */

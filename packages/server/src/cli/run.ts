@@ -1,6 +1,6 @@
 import { PlatformError } from '../platform/stores';
 import { publishedApiVersions } from '../services/api-versions';
-import type { CliIo, Context, Stopping } from './context';
+import type { CliIo, CommandRole, Context, Stopping } from './context';
 import type { Report } from './output';
 import { type Invocation, parseCommandLine } from './program';
 import { prepareSchema } from './schema';
@@ -14,8 +14,8 @@ function print(report: Report, json: boolean, out: (line: string) => void): void
   else for (const line of report.lines) out(line);
 }
 
-async function contextFor(io: CliIo): Promise<Context> {
-  const deps = typeof io.deps === 'function' ? await io.deps() : io.deps;
+async function contextFor(io: CliIo, role: CommandRole): Promise<Context> {
+  const deps = typeof io.deps === 'function' ? await io.deps(role) : io.deps;
   return {
     deps,
     env: io.env ?? process.env,
@@ -28,9 +28,9 @@ async function contextFor(io: CliIo): Promise<Context> {
 }
 
 /** Runs one command; expected failures (PlatformError) become `error: ...` and exit 1, bugs propagate. */
-async function execute({ use, run, input, json }: Invocation, io: CliIo): Promise<number> {
+async function execute({ use, role, run, input, json }: Invocation, io: CliIo): Promise<number> {
   try {
-    const context = await contextFor(io);
+    const context = await contextFor(io, role);
     await prepareSchema(use, context.deps.db);
     print(await run(context, input), json, io.out);
     return 0;

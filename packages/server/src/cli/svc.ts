@@ -1,6 +1,6 @@
+import type { ServiceProcess } from '../runtime/process';
 import { handleShutdown, type Shutdown, type ShutdownLog } from '../runtime/shutdown';
-import type { Stopping } from './context';
-import type { ConfiguredDatabase } from './database';
+import type { CommandRole, Stopping } from './context';
 import { progressBar } from './output';
 import { runCli } from './run';
 
@@ -29,23 +29,37 @@ const stderrLog: ShutdownLog = {
 };
 
 /**
- * The database, opened on first use and only then: `svc help` and a malformed line read no settings,
- * and do not even load the settings' and database drivers' modules (most of the time `svc help`
- * took before; `require` keeps them out of the bundle's start).
+ * The command's process (runtime/process.ts), assembled when the command runs, in the role it
+ * runs in (`CommandRole`), and only then: `svc help` and a malformed line read no settings, and
+ * do not even load the settings' and database drivers' modules (most of the time `svc help` took
+ * before; `require` keeps them out of the bundle's start).
  */
-function databaseOnDemand() {
-  let opened: ConfiguredDatabase | undefined;
-  const open = (): ConfiguredDatabase => {
-    opened ??= (require('./database') as typeof import('./database')).configuredDatabase();
+function processOnDemand() {
+  let opened: Promise<ServiceProcess> | undefined;
+  const database = () => require('./database') as typeof import('./database');
+  const open = (role: CommandRole): Promise<ServiceProcess> => (opened ??= database().openProcess(role));
+  const current = (): Promise<ServiceProcess> => {
+    if (!opened) throw new Error('svc: the command asked for its services before its process was opened');
     return opened;
   };
   let closing: Promise<void> | undefined;
   return {
-    deps: async () => open().deps,
-    services: async () => open().services(),
-    servicesWithMetrics: async () => open().servicesWithMetrics(),
+    deps: async (role: CommandRole) => (await open(role)).deps,
+    services: async () => database().checkedServices(await current()),
+    servicesWithMetrics: async () => {
+      const process = await current();
+      const services = await database().checkedServices(process);
+      const metricsUrl = await database().servedMetrics(process);
+      return metricsUrl ? { services, metricsUrl } : { services };
+    },
     // Idempotent: the stop's step and the end of `main` may both close it.
-    close: () => (closing ??= opened?.close() ?? Promise.resolve()),
+    close: () =>
+      (closing ??= opened
+        ? opened.then(
+            (process) => process.close(),
+            () => undefined,
+          )
+        : Promise.resolve()),
   };
 }
 
@@ -55,7 +69,7 @@ function databaseOnDemand() {
  * second signal exits at once. Other commands keep the default: a signal ends them.
  */
 async function main(): Promise<number> {
-  const database = databaseOnDemand();
+  const database = processOnDemand();
   let shutdown: Shutdown | undefined;
   let finished: () => void = () => undefined;
   const ended = new Promise<void>((resolve) => {

@@ -30,5 +30,5 @@ export function workerCommand(actions: Actions): Command {
       "Deliver webhooks from the outbox until stopped (SIGINT or SIGTERM finish the attempts under way; a second signal exits at once), beside or instead of the server's own dispatcher (WEBHOOK_WORKERS=0).",
     )
     .option('--concurrency <n>', '', wholeNumber({ min: 1, max: 9999 }), DISPATCHER_DEFAULTS.concurrency)
-    .action(actions.writes(worker));
+    .action(actions.delivers(worker));
 }

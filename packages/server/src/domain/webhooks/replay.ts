@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { components } from '@svc/contract';
 import { ApiError } from '../../core/errors';
 import { fromJsonList } from '../../db/json-lists';
-import { announceWebhookWork } from '../../db/notifications';
 import { type Db, inTransaction } from '../../db/transactions';
 import { OUTBOX_KEPT_MS } from '../../services/outbox';
+import { echoedInstant, queueAskedAgain } from './delivery/asked-again';
 import type { DeliveryDeps, WebhookDeliveryAttempt } from './delivery/attempts';
-import { queueDue } from './delivery/queues';
 import { sendTestEvent } from './delivery/test-event';
 import { mayReceive, scopesAllowing } from './event-types';
 import type { Subscriber } from './subscriptions/changes';
@@ -23,9 +22,6 @@ const rangeInvalid = (field: '/from' | '/to', message: string) =>
   new ApiError('VALIDATION_FAILED', 'The replay range must be at most 7 days long and start within the last 30 days.', {
     details: [{ location: 'body', field, message }],
   });
-
-/** An instant as the replay echoes it: UTC, to the second (milliseconds only when there are any). */
-const echoed = (instant: number) => new Date(instant).toISOString().replace('.000Z', 'Z');
 
 /**
  * webhooks.replay: queues again, as deliveries of this subscription, the stored events of `[from,
@@ -59,48 +55,20 @@ export function replayEvents(db: Db, subscriber: Subscriber, id: string, body: W
       .where('occurred_at', '>=', from)
       .where('occurred_at', '<', to)
       .where((query) => query.whereNot('type', 'app.uninstalled').orWhere('installation_id', subscription.installation_id));
-    const [counted] = await events.clone().count<{ n: number | string }[]>({ n: '*' });
-    const inserted = events
-      .clone()
-      .select(
-        trx.raw('? as subscription_id', [subscription.id]),
-        'id as event_id',
-        'type as event_type',
-        'occurred_at as event_occurred_at',
-        trx.raw("'replay' as kind"),
-        trx.raw("'pending' as state"),
-        trx.raw('0 as attempts'),
-        trx.raw('? as next_attempt_at', [now]),
-        trx.raw('? as created_at', [now]),
-      );
-    await trx
-      .into(
-        trx.raw('?? (??, ??, ??, ??, ??, ??, ??, ??, ??)', [
-          'webhook_deliveries',
-          'subscription_id',
-          'event_id',
-          'event_type',
-          'event_occurred_at',
-          'kind',
-          'state',
-          'attempts',
-          'next_attempt_at',
-          'created_at',
-        ]),
-      )
-      .insert(inserted);
-    const eventsCount = Number(counted?.n ?? 0);
-    if (eventsCount > 0) {
-      await queueDue(trx, [{ subscriptionId: subscription.id, storeId: subscription.store_id }], now);
-      await announceWebhookWork(trx);
-    }
+    const eventsCount = await queueAskedAgain(
+      trx,
+      subscription,
+      events.select('id as event_id', 'type as event_type', 'occurred_at as event_occurred_at'),
+      'replay',
+      now,
+    );
     return {
       id: randomUUID(),
-      from: echoed(from),
-      to: echoed(to),
+      from: echoedInstant(from),
+      to: echoedInstant(to),
       event_types: (types.length > 0 ? types : subscribed) as WebhookReplay['event_types'],
       events_count: eventsCount,
-      requested_at: echoed(now),
+      requested_at: echoedInstant(now),
     };
   });
 }
