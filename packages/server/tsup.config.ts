@@ -4,7 +4,7 @@ import type { Options } from 'tsup';
  * The server's build (`pnpm build`): the server and the admin CLI, each one CommonJS file with its
  * source map, run by plain `node` with no TypeScript loader. Dependencies stay external (they are
  * the production install's `node_modules`); the workspace's `@svc/contract` is bundled in, since its
- * package points at TypeScript sources. docs/decisions.md, "A build".
+ * package points at TypeScript sources. docs/decisions/0049-production-build-and-start.md.
  */
 export default {
   entry: { main: 'src/main.ts', svc: 'src/cli/svc.ts' },

@@ -1,7 +1,7 @@
 /**
  * A TypeScript client from an independent generator (@hey-api/openapi-ts) for the document a server
  * serves at `/openapi.json`, compiled under `strict` with ./template/scenario.ts beside it
- * (docs/decisions.md, "A client from an independent generator"). Everything is written to a
+ * (docs/decisions/0063-independent-client-generator.md). Everything is written to a
  * temporary directory: the generated client is never committed.
  */
 import { execFile } from 'node:child_process';

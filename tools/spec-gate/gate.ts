@@ -1,5 +1,5 @@
 /**
- * The breaking-change gate (docs/decisions.md, "Breaking-change gate"): the working document
+ * The breaking-change gate (docs/decisions/0062-breaking-change-gate.md): the working document
  * against the latest released one (`spec/released/<version>.json`), judged by api-smart-diff with
  * the rules of ./rules. A breaking change fails the gate unless the working document is a new date
  * version declared in spec/versions.yaml with its entry in CHANGELOG.md.

@@ -1,7 +1,7 @@
 /**
  * The gate's compare rules: api-smart-diff's own OpenAPI rules (`openapi3Rules`), with the two things
  * they lack for this interface added in the tool's own rule mechanism (CrawlRules of classifiers),
- * not in a differ of ours (docs/decisions.md, "Breaking-change gate"):
+ * not in a differ of ours (docs/decisions/0062-breaking-change-gate.md):
  *
  * - Extensible enums. An enum marked `x-extensible-enum: true` is a list the service may grow
  *   without a new date version (error codes, webhook event types): clients are told to treat an

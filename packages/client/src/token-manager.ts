@@ -53,7 +53,7 @@ type Settled = { tokens: StoredTokens; stored: boolean };
 /**
  * Keeps one installation's token pair by the refresh rules of `POST /oauth/token`: one refresh at a
  * time (every caller that finds the access token expired or refused waits for the same refresh), the
- * new pair stored before it is used, a lost response recovered (docs/decisions.md, "Client SDK"), and
+ * new pair stored before it is used, a lost response recovered (docs/decisions/0042-client-sdk.md), and
  * the answers after which the app must authorize again thrown as `ReauthorizationRequiredError`.
  * Create one per installation and keep it for the process's life.
  */

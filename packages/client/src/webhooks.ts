@@ -21,7 +21,7 @@ export type WebhookRefusal = 'MISSING_HEADER' | 'INVALID_TIMESTAMP' | 'STALE_TIM
 /**
  * A webhook request that is not a genuine, fresh delivery of the service. Its own class rather than
  * a `StoreApiError`: nothing was asked of the service, so there is no status, code or request id
- * of the service's to carry (docs/decisions.md, "Client SDK").
+ * of the service's to carry (docs/decisions/0042-client-sdk.md).
  */
 export class WebhookVerificationError extends Error {
   override readonly name: string = 'WebhookVerificationError';

@@ -16,9 +16,10 @@ const sortAlternatives = (alternatives: string[][]) => alternatives.map((a) => [
 const SERVICE_PROBES = ['get /livez', 'get /readyz'];
 
 /**
- * Store operations the service adds to the webhook group the interface names (docs/decisions.md,
- * "The events feed and the delivery log"): the events feed, each subscription's delivery log and
- * recover. Like the group's own operations, each needs a valid access token only.
+ * Store operations the service adds to the webhook group the interface names
+ * (docs/decisions/0067-events-feed-and-delivery-log.md, docs/decisions/0068-recover.md): the events
+ * feed, each subscription's delivery log and recover. Like the group's own operations, each needs a
+ * valid access token only.
  */
 const EVENT_ADDITIONS = [
   { key: 'get /stores/{storeId}/v1/events', tag: 'Events' },
@@ -29,8 +30,8 @@ const EVENT_ADDITIONS = [
 ];
 
 /**
- * The OAuth server's standard endpoints the service adds (docs/decisions.md, "Token revocation and
- * introspection"): metadata for discovery (RFC 8414, no credentials), revocation (RFC 7009) and
+ * The OAuth server's standard endpoints the service adds (docs/decisions/0071-oauth-standard-endpoints.md):
+ * metadata for discovery (RFC 8414, no credentials), revocation (RFC 7009) and
  * introspection (RFC 7662), which take the token endpoint's client authentication.
  */
 const OAUTH_STANDARD_ADDITIONS = [
@@ -74,7 +75,7 @@ describe('operations of the interface document', () => {
     else expect(schemes).toEqual(['clientBasic']);
   });
 
-  it('the service adds only its probes: no token, tag Health (docs/decisions.md, "Running in production")', () => {
+  it('the service adds only its probes: no token, tag Health (docs/decisions/0051-probes-stop-and-timeouts.md)', () => {
     for (const key of SERVICE_PROBES) {
       const [method = '', path = ''] = key.split(' ');
       const found = find(method, path);

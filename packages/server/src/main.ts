@@ -5,7 +5,7 @@ import { ConfigError, loadConfig } from './core/config';
  * starts OpenTelemetry (runtime/tracing) before the rest of the server is loaded: its
  * instrumentation patches Express, pg and Knex as they are loaded, so they must come after. Both
  * are dynamic imports: without the setting nothing of OpenTelemetry is loaded, and the request path
- * pays nothing for it. docs/decisions.md, "Traces".
+ * pays nothing for it. docs/decisions/0061-metrics-and-traces.md.
  */
 async function main(): Promise<void> {
   const config = loadConfig();

@@ -132,7 +132,7 @@ describe('the sections of the docs site', () => {
       })),
     );
     expect(linked.map((link) => path.relative(repositoryRoot, link.file))).toEqual(
-      expect.arrayContaining(['packages/client/README.md', 'docs/oauth.md', 'docs/guides/04-paging.md']),
+      expect.arrayContaining(['packages/client/README.md', 'docs/guides/02-oauth-and-tokens.md', 'docs/guides/04-paging.md']),
     );
     const descriptions = definition.tags.map((tag) => tag.description ?? '').join('\n');
     for (const link of linked) {

@@ -58,7 +58,7 @@ describe('the build inputs', () => {
     write(root, 'packages/server/test/app.test.ts', 'it()');
     write(root, 'data/store.sqlite', 'rows');
     write(root, 'packages/server/node_modules/x/index.js', '');
-    write(root, 'docs/decisions.md', '# Decisions');
+    write(root, 'docs/decisions/README.md', '# Decision records');
     expect(inputsDigest(root)).toBe(before);
   });
 

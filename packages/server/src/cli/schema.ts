@@ -6,7 +6,7 @@ import type { SchemaUse } from './context';
 export const NOT_MIGRATED = 'the database schema is not migrated: run svc migrate';
 
 /**
- * Before a command runs: one that writes brings the schema up to date (the README's quick start runs
+ * Before a command runs: one that writes brings the schema up to date (guide 02's walk-through runs
  * `svc store create` on a new database), one that reads refuses a schema behind this build's rather
  * than change the database, and `svc migrate` does its own.
  */

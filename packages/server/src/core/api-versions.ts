@@ -5,8 +5,8 @@ import { dayNumberOf } from './instants';
 export type { ApiVersionEntry };
 
 /**
- * The request and response header that names a date version (docs/decisions.md, "Date versions:
- * selection and deprecation"). http/cors.ts lists the same name among the headers a browser may send.
+ * The request and response header that names a date version (docs/decisions/0055-date-versions.md).
+ * http/cors.ts lists the same name among the headers a browser may send.
  */
 export const API_VERSION_HEADER = 'API-Version';
 

@@ -7,7 +7,7 @@ import { repositoryRoot } from './paths';
  * Every setting of the service, read from the environment in this one place, typed and checked by
  * one zod schema. A bad value stops the start with one line naming the setting, what it takes and
  * what it was given; `docs/deploy.md`'s table of settings is generated from `SETTINGS` (a test
- * holds the two together). docs/decisions.md, "Settings in one schema".
+ * holds the two together). docs/decisions/0050-settings-in-one-schema.md.
  */
 
 export const ENVIRONMENTS = ['development', 'test', 'production'] as const;

@@ -51,7 +51,7 @@ export interface KeyColumn {
  * The order a list walks in: its sort key (the last column unique, so that no two rows tie) and the
  * direction. Every list walks `BY_ID`; given `updated_since` it walks `BY_UPDATE`, so that a record
  * changed during the walk moves behind the cursor and is served again later in the same walk, never
- * skipped (docs/decisions.md, "Incremental lists"). The events feed walks newest first.
+ * skipped (docs/decisions/0069-incremental-lists.md). The events feed walks newest first.
  */
 export interface Walk {
   readonly key: readonly [KeyColumn, ...KeyColumn[]];

@@ -5,7 +5,7 @@ import { randomFillSync } from 'node:crypto';
  * by the rules of version 00, and the ids this service puts on its log lines, its outbox events and
  * the webhook deliveries they cause. OpenTelemetry is not needed for any of it: when it is loaded
  * (runtime/tracing), it installs hooks here so that its spans and these ids are the same.
- * docs/decisions.md, "Request ids and trace context".
+ * docs/decisions/0060-request-ids-and-trace-context.md.
  */
 
 export interface TraceParent {

@@ -7,11 +7,11 @@ import { parseSecretKey, SECRET_KEY_BYTES } from '../core/config';
  * Data at rest that the server itself must read again (a webhook signing secret, which has to sign
  * and so cannot be hashed, and the stored idempotent answers that may carry one) is sealed with
  * AES-256-GCM under the server's secret key. The purpose is authenticated with it, so a sealed value
- * cannot be moved to another column or row (docs/decisions.md, "Webhooks").
+ * cannot be moved to another column or row (docs/decisions/0017-sealed-secrets.md).
  *
  * A sealer holds a ring of keys (`SECRET_KEYS`): the first seals, every one opens, and each sealed
  * value names the key it was sealed under, so a rotation can re-seal what the old key sealed and
- * tell what is left (docs/decisions.md, "One sealing key for the fleet, and its rotation").
+ * tell what is left (docs/decisions/0054-one-sealing-key.md).
  */
 export interface Sealer {
   seal(plaintext: string, purpose: string): string;

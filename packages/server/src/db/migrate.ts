@@ -11,7 +11,7 @@ const source: Knex.MigrationSource<{ name: string; migration: Knex.Migration }> 
 /**
  * Brings the schema up to date. Safe for any number of processes at once, on a fresh database too:
  * on PostgreSQL the whole run holds an advisory lock, since Knex's own lock lives in a table that
- * two first starts would both try to create (docs/decisions.md, "Migrations").
+ * two first starts would both try to create (docs/decisions/0052-database-at-start-and-migrations.md).
  */
 export async function migrateToLatest(database: Knex): Promise<string[]> {
   return withAdvisoryLock(database, 'migrations', async () => {

@@ -6,7 +6,7 @@ import type { Db } from './transactions';
 
 /**
  * Webhook work announced by the commit that made it, so that dispatchers start on it at once
- * instead of at their next poll (docs/decisions.md, "Dispatchers woken by commits").
+ * instead of at their next poll (docs/decisions/0056-dispatchers-woken-by-commits.md).
  *
  * PostgreSQL: `pg_notify` in the writing transaction, which the server delivers at commit (and
  * drops on rollback) to every connection that listens, in any process; each process keeps one

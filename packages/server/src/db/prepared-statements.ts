@@ -6,8 +6,7 @@ import { remember, rowFactory, type SqlValue } from './rows';
 /**
  * PostgreSQL's hot statements (every request makes them: the bearer token's context, a product, a
  * page), prepared once per pooled connection and then only bound and run: the server parses and
- * plans each once per connection, and no query builder runs per request (docs/decisions.md, "The
- * PostgreSQL read path").
+ * plans each once per connection, and no query builder runs per request (docs/decisions/0066-postgresql-read-path.md).
  *
  * A run is node-postgres's documented extension point, a Submittable (as pg-cursor is), rather than
  * its general `Query`. It does per run only what a known statement needs: no copy of the query's

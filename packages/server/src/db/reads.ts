@@ -154,7 +154,7 @@ export function attachSqliteReader(db: Knex, filename: string): void {
 
 /**
  * Rows a request read ahead: on PostgreSQL, a bearer request sends its operation's first read in
- * the round trip of its token's statement (docs/decisions.md, "The PostgreSQL read path"), and its
+ * the round trip of its token's statement (docs/decisions/0066-postgresql-read-path.md), and its
  * handler takes the rows from here instead of asking again.
  */
 export interface ReadAhead {

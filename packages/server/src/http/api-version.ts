@@ -41,8 +41,8 @@ const isVersioned = (path: string): boolean => path.startsWith('/stores/') || pa
 const isProbe = (path: string): boolean => path === '/livez' || path === '/readyz' || path === METADATA_PATH;
 
 /**
- * The first step of every request to the interface (docs/decisions.md, "Date versions: selection
- * and deprecation"): the `API-Version` header's version, refused with 400 UNSUPPORTED_VERSION
+ * The first step of every request to the interface (docs/decisions/0055-date-versions.md):
+ * the `API-Version` header's version, refused with 400 UNSUPPORTED_VERSION
  * before anything else when it is no version or a retired one (what the request means depends on
  * it, so nothing else is judged first); without the header, the current version until
  * {@link settleVersion} knows the app. The answer names its version from here on, errors included.

@@ -89,8 +89,8 @@ const LIVE_FOR_THE_STORE = `${liveTokenSql('context')}
 
 /**
  * On PostgreSQL, the token's context and the installation's quota in one round trip: the quota is
- * spent in the same statement when the token lets the request through (docs/decisions.md, "The
- * PostgreSQL read path").
+ * spent in the same statement when the token lets the request through
+ * (docs/decisions/0066-postgresql-read-path.md).
  */
 const TOKEN_CONTEXT_SPENDING_SQL = `
   with context as (select ${TOKEN_CONTEXT_COLUMNS} ${TOKENS_WITH_CONTEXT} where t.token_hash = :token_hash and t.kind = 'access'),

@@ -7,7 +7,7 @@ import { METADATA_PATH } from '../oauth/metadata';
 import { type Logger, requestIds } from './request-log';
 
 /**
- * Cross-origin access (docs/decisions.md, "Security headers and CORS"):
+ * Cross-origin access (docs/decisions/0047-cors.md):
  *
  * - The store API (`/stores/...`): an access token is a confidential app's server-side credential,
  *   so by default no origin may call it from a browser. An operator may list exact origins

@@ -95,7 +95,7 @@ export type Handler<K extends OperationId> = ((context: HandlerContext<K>) => Pr
    * The operation's first read, from the request's path, query, store and pager (undefined when
    * they name nothing to read). On PostgreSQL it goes to the database in the round trip of the bearer token's statement,
    * and the handler finds its rows in `context.readAhead`; they are used only once the token let
-   * the request through, for the token's own store (docs/decisions.md, "The PostgreSQL read path").
+   * the request through, for the token's own store (docs/decisions/0066-postgresql-read-path.md).
    */
   readonly firstRead?: FirstRead<K>;
 };

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { ApiError, type ErrorCode, type ErrorExtras, isApiError } from '../core/errors';
 import { isSealed, type Sealer, UnreadableSealedValue } from '../credentials/sealing';
+import { inTransaction } from '../db/transactions';
 import type { Deps } from '../services/container';
 import { type ExpiryRule, expiresAtRule } from '../services/housekeeping';
 import type { SealedColumn } from '../services/sealing-key';
@@ -232,7 +233,7 @@ export async function runIdempotently<T>(
   deps: IdempotencyDeps,
   scope: IdempotencyScope,
   work: (db: Knex.Transaction) => Promise<WorkResponse<T>>,
-  { inTransaction = true }: { inTransaction?: boolean } = {},
+  { inTransaction: transactional = true }: { inTransaction?: boolean } = {},
 ): Promise<IdempotentResponse<T>> {
   const claimed = await claim(deps, scope);
   if (!claimed.owned) {
@@ -241,7 +242,7 @@ export async function runIdempotently<T>(
   }
   const { id, leaseUntil } = claimed;
   // Outside a transaction the work's writes commit as they go, and the answer is stored after them.
-  const within = <R>(run: (db: Knex.Transaction) => Promise<R>): Promise<R> => (inTransaction ? deps.db.transaction(run) : run(deps.db as Knex.Transaction)); // the second overload's work takes either
+  const within = <R>(run: (db: Knex.Transaction) => Promise<R>): Promise<R> => (transactional ? inTransaction(deps.db, run) : run(deps.db as Knex.Transaction)); // the second overload's work takes either
   try {
     return await within(async (trx) => {
       const response = await work(trx);

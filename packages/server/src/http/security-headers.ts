@@ -6,8 +6,8 @@ import helmet, { type HelmetOptions } from 'helmet';
 import { METADATA_PATH } from '../oauth/metadata';
 
 /**
- * The security headers of every answer, in one place (docs/decisions.md, "Security headers and
- * CORS"). Each answer gets nosniff, `Referrer-Policy: no-referrer`, no framing and a
+ * The security headers of every answer, in one place (docs/decisions/0046-security-headers.md).
+ * Each answer gets nosniff, `Referrer-Policy: no-referrer`, no framing and a
  * Content-Security-Policy for what it is:
  *
  * - JSON (the store API, OAuth, errors, `/openapi.json`): `default-src 'none'; frame-ancestors 'none'`.

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hashSecret, issueSecret } from '../credentials/secrets';
 import { fromJsonList, toJsonList } from '../db/json-lists';
 import type { Db } from '../db/transactions';
+import { inTransaction } from '../db/transactions';
 import { findVersion } from '../platform/apps';
 import { recordConsent } from '../platform/installations';
 import { sortScopes, withDependenciesMet } from '../platform/scopes';
@@ -96,7 +97,7 @@ async function issueCode(trx: Db, now: number, request: AuthorizationRequestRow,
  * redirect URI is trusted by now, so the app learns which server answered and can refuse a mix-up).
  */
 export async function answerConsent({ db, clock }: Deps, answer: ConsentAnswer): Promise<ConsentOutcome> {
-  return db.transaction(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const request = await trx<AuthorizationRequestRow>('authorization_requests').where({ id: answer.requestId }).first();
     const now = clock.now();
     if (!request || request.session_hash !== answer.sessionHash) return { ok: false, reason: 'This consent request is unknown.' };

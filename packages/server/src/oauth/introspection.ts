@@ -23,7 +23,7 @@ function isActiveFor(found: PresentedToken, appId: string, now: number): boolean
 }
 
 /**
- * RFC 7662 for the authenticated client (docs/decisions.md, "Token revocation and introspection"):
+ * RFC 7662 for the authenticated client (docs/decisions/0071-oauth-standard-endpoints.md):
  * its own live tokens only, `{active: false}` for anything else. Reads only: introspecting a token
  * is not using it.
  */

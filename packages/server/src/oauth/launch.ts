@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { toIso } from '../core/clock';
 import { ApiError } from '../core/errors';
 import { checkSecret, hashSecret, issueSecret } from '../credentials/secrets';
+import { inTransaction } from '../db/transactions';
 import { findVersion, latestVersion } from '../platform/apps';
 import { findInstallationOf } from '../platform/installations';
 import type { Deps } from '../services/container';
@@ -84,7 +85,7 @@ export async function verifyLaunch({ db, clock }: Deps, appId: string, launchUrl
   const parameters = launchParameters(launchUrl);
   const presented = checkSecret('launchToken', parameters.token);
   if (!presented.ok) throw invalidLaunch('svc_launch_token is not a launch token.');
-  return db.transaction(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const launch = await trx<LaunchTokenRow>('launch_tokens').where({ token_hash: presented.hash }).first();
     const now = clock.now();
     if (!launch || launch.app_id !== appId) throw invalidLaunch('The launch token is unknown.');

@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, ra
 import { toIso } from '../core/clock';
 import { ApiError, type ErrorCode } from '../core/errors';
 import type { Db } from '../db/transactions';
+import { inTransaction } from '../db/transactions';
 import { operationTokensUsed, REFRESH_MS, revokeGrant } from '../platform/tokens';
 import type { Deps } from '../services/container';
 import type { ExpiryRule } from '../services/housekeeping';
@@ -238,7 +239,7 @@ export interface Recovery {
 
 /** Lost-response recovery, step 2: revokes the operation's grant (its tokens and their successors). */
 export async function recoverOperation({ db, clock }: Deps, appId: string, operationId: string): Promise<Recovery> {
-  return db.transaction(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const operation = await findOperation(trx, operationId);
     if (!operation || operation.app_id !== appId) throw operationNotFound();
     if (operation.state === 'IN_PROGRESS' || operation.state === 'FAILED') {

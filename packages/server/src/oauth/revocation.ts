@@ -1,4 +1,5 @@
 import { ApiError } from '../core/errors';
+import { inTransaction } from '../db/transactions';
 import { findStore, storeMigrating } from '../platform/stores';
 import { revokeGrant } from '../platform/tokens';
 import type { Deps } from '../services/container';
@@ -8,7 +9,7 @@ import { findPresentedToken, type PresentedTokenBody } from './presented-tokens'
 export const REVOKED_BY_CLIENT = 'revoked_by_client';
 
 /**
- * RFC 7009 for the authenticated client (docs/decisions.md, "Token revocation and introspection").
+ * RFC 7009 for the authenticated client (docs/decisions/0071-oauth-standard-endpoints.md).
  * A refresh token ends its grant: itself, its successors and every access token of the grant. An
  * access token ends itself only. Nothing else changes: the installation stays installed and no
  * `app.uninstalled` event is written. A string that names no token still in force (unknown,
@@ -17,7 +18,7 @@ export const REVOKED_BY_CLIENT = 'revoked_by_client';
  * node-oidc-provider answers). While the token's store is moving: STORE_MIGRATING, nothing revoked.
  */
 export async function revokeToken({ db, clock }: Deps, appId: string, body: PresentedTokenBody): Promise<void> {
-  await db.transaction(async (trx) => {
+  await inTransaction(db, async (trx) => {
     const found = await findPresentedToken(trx, body.token);
     const now = clock.now();
     if (!found || found.token.revoked_at !== null || found.grant.revoked_at !== null || now >= found.token.expires_at) return;

@@ -4,6 +4,7 @@ import { ACCESS_SECONDS } from '../core/limits';
 import { ownValue } from '../core/records';
 import { checkSecret } from '../credentials/secrets';
 import type { Db } from '../db/transactions';
+import { inTransaction } from '../db/transactions';
 import { findInstallation } from '../platform/installations';
 import { storeMigrating } from '../platform/stores';
 import { findGrant, type Grant, issuePair, livenessFactsOf, livenessOf, liveTokens, operationTokensUsed, revokeGrant, type TokenRow } from '../platform/tokens';
@@ -201,7 +202,7 @@ async function refresh(trx: Db, now: number, appId: string, operationId: string,
 
 /** The work of an operation this caller owns: done and recorded in one transaction. */
 async function perform({ db, clock }: Deps, appId: string, operation: TokenOperationRow, body: TokenRequestBody, canonical: string): Promise<TokenResponse> {
-  const outcome = await db.transaction(async (trx) => {
+  const outcome = await inTransaction(db, async (trx) => {
     const now = clock.now();
     const result =
       operation.grant_type === 'authorization_code'
@@ -237,7 +238,7 @@ async function rejoin(
   if (operation.state === 'FAILED') throw new ApiError(operation.error_code ?? 'INVALID_GRANT', 'This request failed before; it fails the same way again.');
   const shared = await sharedResult<TokenResponse>(deps, operation, canonical, receivedAt);
   if (shared) return shared;
-  const outcome = await deps.db.transaction(async (trx) => {
+  const outcome = await inTransaction(deps.db, async (trx) => {
     const now = deps.clock.now();
     if (operation.grant_type === 'authorization_code') return codeReused(trx, now, operation.grant_id);
     const presented = checkSecret('refreshToken', body.refresh_token as string);

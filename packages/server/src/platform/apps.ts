@@ -3,6 +3,7 @@ import type { ApiVersionRegistry } from '../core/api-versions';
 import { hashSecret, issueSecret, safeEqual } from '../credentials/secrets';
 import { fromJsonList, toJsonList } from '../db/json-lists';
 import type { Db } from '../db/transactions';
+import { inTransaction } from '../db/transactions';
 import { publishedApiVersions } from '../services/api-versions';
 import type { Deps } from '../services/container';
 import { isScope, missingDependency, sortScopes } from './scopes';
@@ -140,7 +141,7 @@ export async function registerApp(
   if (name.length === 0 || name.length > 200) throw new PlatformError('The app name must be 1 to 200 characters');
   if (input.storeId && !(await findStore(db, input.storeId))) throw new PlatformError(`No store ${input.storeId}`);
   const apiVersion = pinnable(deps, input.apiVersion === undefined ? (deps.apiVersions ?? publishedApiVersions).current.version : input.apiVersion);
-  return db.transaction(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const now = clock.now();
     const id = randomUUID();
     await trx('apps').insert({ id, name, store_id: input.storeId ?? null, api_version: apiVersion, created_at: now });
@@ -189,7 +190,7 @@ export async function addVersion({ db, clock }: Deps, appId: string, input: NewV
   const redirectUrls = input.redirectUrls.map((url) => checkUrl(url, 'Redirect URL'));
   const launchUrl = checkUrl(input.launchUrl, 'Launch URL');
   checkScopes(input.requiredScopes, input.optionalScopes);
-  return db.transaction(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const latest = await trx('app_versions').where({ app_id: appId }).max({ number: 'number' }).first();
     const id = randomUUID();
     await trx('app_versions').insert({
@@ -239,7 +240,7 @@ export async function listClientSecrets(db: Db, appId: string): Promise<ClientSe
  */
 export async function rotateClientSecret({ db, clock }: Deps, appId: string): Promise<{ clientSecret: string; previousValidUntil: number }> {
   await requireApp(db, appId);
-  return db.transaction(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const now = clock.now();
     await trx('client_secrets').where({ app_id: appId, rotated_at: null, revoked_at: null }).update({ rotated_at: now });
     await trx('apps')
@@ -258,7 +259,7 @@ export async function revokeClientSecret({ db, clock }: Deps, appId: string, idO
   if (matches.length === 0) throw new PlatformError(`No active client secret "${idOrHint}" for app ${appId}`);
   if (matches.length > 1) throw new PlatformError(`"${idOrHint}" matches several secrets; give the secret id`);
   const [row] = matches as [ClientSecretRow];
-  await db.transaction(async (trx) => {
+  await inTransaction(db, async (trx) => {
     await trx('client_secrets').where({ id: row.id }).update({ revoked_at: clock.now() });
     await trx('apps')
       .where({ id: appId })

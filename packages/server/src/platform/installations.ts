@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { toIso } from '../core/clock';
 import { fromJsonList, toJsonList } from '../db/json-lists';
 import type { Db } from '../db/transactions';
+import { inTransaction } from '../db/transactions';
 import type { Deps } from '../services/container';
 import { recordEvent } from '../services/outbox';
 import { PlatformError } from './stores';
@@ -120,7 +121,7 @@ async function revokeInstallationTokens(trx: Db, installationId: string, now: nu
  * transaction (it is delivered even though the app's tokens no longer work).
  */
 export async function uninstall({ db, clock }: Deps, installationId: string): Promise<Installation> {
-  return db.transaction(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const installation = await findInstallation(trx, installationId);
     if (!installation) throw new PlatformError(`No installation ${installationId}`);
     if (installation.status !== 'installed') throw new PlatformError(`Installation ${installationId} is not installed`);

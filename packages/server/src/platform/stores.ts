@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiError } from '../core/errors';
 import { hashPassword } from '../credentials/passwords';
 import type { Db } from '../db/transactions';
+import { inTransaction } from '../db/transactions';
 import type { Deps } from '../services/container';
 
 export interface StoreOwner {
@@ -66,7 +67,7 @@ export async function createStore({ db, clock }: Deps, input: NewStore): Promise
   const existing = await findOwnerByEmail(db, email);
   if (!existing && input.owner.password.length < 10) throw new PlatformError('The owner password must be at least 10 characters');
   const passwordHash = existing ? undefined : await hashPassword(input.owner.password);
-  return db.transaction(async (trx) => {
+  return inTransaction(db, async (trx) => {
     if (await trx('stores').where({ domain: input.domain }).first()) throw new PlatformError(`A store with the domain ${input.domain} exists already`);
     const now = clock.now();
     const owner: StoreOwner = existing ?? {

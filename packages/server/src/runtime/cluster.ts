@@ -5,7 +5,7 @@ import { handleShutdown, type Shutdown, type ShutdownLog } from './shutdown';
  * `WEB_CONCURRENCY=N`: one primary process forks N server processes that share one listener (node's
  * cluster module hands each new connection to the next process). The primary serves nothing and
  * opens no database: it starts the processes, restarts one that dies, and stops them all on SIGTERM
- * (docs/decisions.md, "Every core: WEB_CONCURRENCY").
+ * (docs/decisions/0059-every-core.md).
  */
 
 /** What a server process tells the primary once it takes requests. */

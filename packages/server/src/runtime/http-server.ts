@@ -5,7 +5,7 @@ import { createHttpTerminator } from 'http-terminator';
 import { answerClientErrors } from '../http/client-errors';
 
 /**
- * Timeouts set on purpose (docs/decisions.md, "Running in production"). Idle keep-alive
+ * Timeouts set on purpose (docs/decisions/0051-probes-stop-and-timeouts.md). Idle keep-alive
  * connections outlive the 60 s idle timeout of common load balancers, so the balancer, not this
  * server, closes them (a server that closes first races the balancer's next request: stray 502s);
  * headers must arrive within a little more than that (Node requires headersTimeout above

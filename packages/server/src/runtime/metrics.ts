@@ -14,7 +14,7 @@ import { StartError } from './http-server';
  * Names follow OpenTelemetry's HTTP semantic conventions where they have one
  * (`http_server_request_duration_seconds`, `http_request_method`, `http_response_status_code`), and
  * the service's own start with `svc_`. Every label takes few values: operationIds, methods, statuses,
- * outcomes. docs/decisions.md, "Metrics".
+ * outcomes. docs/decisions/0061-metrics-and-traces.md.
  */
 
 /** OpenTelemetry's advice for HTTP durations, in seconds. */

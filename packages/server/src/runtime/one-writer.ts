@@ -16,7 +16,7 @@ export interface DataDirectoryClaim {
 const isBusy = (error: unknown) => String((error as { code?: unknown } | null)?.code ?? '').startsWith('SQLITE_BUSY');
 
 /**
- * One server process per SQLite data directory (docs/decisions.md, "SQLite: one server process").
+ * One server process per SQLite data directory (docs/decisions/0058-api-quotas-and-one-sqlite-server.md).
  * The API quotas and the housekeeping of a server on SQLite live in its process, so a second server
  * on the same directory would double every quota: it refuses to start instead.
  *

@@ -25,7 +25,7 @@ export type ShutdownStep = (signal: string | undefined) => Promise<void> | void;
  * at once, unless it comes within `SAME_STOP_MS` of the first: then it is the same stop, delivered
  * twice (a terminal's Ctrl-C reaches every process of `pnpm start`, and pnpm forwards its own copy).
  * An uncaught exception or unhandled rejection is logged and stops the process the same way, with
- * exit code 1. Built on close-with-grace (docs/decisions.md, "Running in production").
+ * exit code 1. Built on close-with-grace (docs/decisions/0051-probes-stop-and-timeouts.md).
  */
 export interface Shutdown {
   /** Aborted when the stop begins: long work (a simulation, a dispatcher loop) checks it between batches. */

@@ -14,7 +14,7 @@ import { installTraceHooks } from '../core/trace-context';
  * it. Spans of HTTP (server and client: webhook attempts), Express, pg and Knex go over OTLP/HTTP to
  * the endpoint; the SDK reads the other `OTEL_*` variables itself (service name, sampler, headers).
  * W3C `traceparent`/`tracestate` are extracted from requests and injected into outgoing calls by
- * the SDK's default propagator. docs/decisions.md, "Traces".
+ * the SDK's default propagator. docs/decisions/0061-metrics-and-traces.md.
  */
 export function startTracing(): { shutdown(): Promise<void> } {
   const sdk = new NodeSDK({

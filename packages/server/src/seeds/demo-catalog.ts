@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { inTransaction } from '../db/transactions';
 import type { ProductRow as CatalogProductRow } from '../domain/catalog/products/row';
 import type { Deps } from '../services/container';
 import { between, pick, seededRandom } from './random';
@@ -236,7 +237,7 @@ function categoryRows(storeId: string, count: number, now: number, cdn: string):
 async function insertChunked(db: Knex, table: string, rows: readonly object[]): Promise<void> {
   for (let start = 0; start < rows.length; start += CHUNK) {
     const chunk = rows.slice(start, start + CHUNK);
-    await db.transaction((trx) => trx(table).insert(chunk));
+    await inTransaction(db, (trx) => trx(table).insert(chunk));
   }
 }
 
@@ -396,6 +397,6 @@ export async function seedCatalogForBench(db: Knex, storeId: string, count: numb
         updated_at: now,
       });
     }
-    await db.transaction((trx) => trx('products').insert(chunk));
+    await inTransaction(db, (trx) => trx('products').insert(chunk));
   }
 }

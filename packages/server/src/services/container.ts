@@ -49,7 +49,7 @@ export interface Services extends Deps {
 /** The issuer of services made without one (tests, tools): the local server `pnpm start` runs. */
 export const DEFAULT_ISSUER = 'http://localhost:3000';
 
-/** About 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: eight attempts over about 28 hours (docs/decisions.md, "Webhooks"). */
+/** About 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: eight attempts over about 28 hours (docs/decisions/0019-webhook-delivery.md). */
 export const RETRY_SCHEDULE_MS: readonly number[] = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
 
 /** The key of tests and tools (public: it seals nothing real); a `svc worker` they start is given it as SECRET_KEY. */
@@ -120,7 +120,7 @@ export function createServices({
 /**
  * The configured keys, or on SQLite the data directory's. Instances sharing a PostgreSQL database
  * must seal under one key, and a key made in a data directory is one machine's own: there the start
- * refuses instead (docs/decisions.md, "One sealing key for the fleet, and its rotation").
+ * refuses instead (docs/decisions/0054-one-sealing-key.md).
  */
 export function sealerFromConfig(config: Pick<Config, 'secretKeys' | 'databaseUrl' | 'dataDir'>): Sealer {
   if (config.secretKeys) return sealerOf(config.secretKeys.keys, config.secretKeys.setting);

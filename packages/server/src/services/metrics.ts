@@ -2,7 +2,7 @@
  * What the service counts and times for Prometheus (runtime/metrics keeps them with prom-client and
  * serves them on `METRICS_PORT`). The layers below the runtime call this interface only; without
  * `METRICS_PORT` they are given `noMetrics`, and the request path does no work for metrics at all.
- * docs/decisions.md, "Metrics".
+ * docs/decisions/0061-metrics-and-traces.md.
  */
 
 /** What an `Idempotency-Key` request met that is not a first run: a stored answer, or a refusal. */

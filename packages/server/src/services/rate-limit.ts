@@ -31,7 +31,7 @@ export interface RateLimiter {
 /**
  * One request of a quota spent inside the caller's own PostgreSQL statement, so that a request that
  * reads anyway (the bearer token's context) spends its quota in the same round trip
- * (docs/decisions.md, "The PostgreSQL read path"). It is the library's own upsert (RateLimiterPostgres
+ * (docs/decisions/0066-postgresql-read-path.md). It is the library's own upsert (RateLimiterPostgres
  * `_upsert`: the same table, the same `<policy>:<key>` keys, the same window arithmetic and clock),
  * so folded spends and {@link RateLimiter.take} count together.
  */
@@ -120,7 +120,7 @@ function foldedSpendOf(quota: Quota): FoldedSpend {
 }
 
 /**
- * Quotas per key over rate-limiter-flexible (docs/decisions.md, "API quotas on rate-limiter-flexible"):
+ * Quotas per key over rate-limiter-flexible (docs/decisions/0058-api-quotas-and-one-sqlite-server.md):
  * a key's window opens with its first request and lasts `windowMs`; the limit's requests pass, the
  * next are refused until the window ends. The counters are made once per quota and kept.
  */

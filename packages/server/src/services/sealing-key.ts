@@ -3,13 +3,13 @@ import type { Clock } from '../core/clock';
 import { ConfigError } from '../core/config';
 import { type Sealer, sealedKeyId, sealedUnder, UnreadableSealedValue } from '../credentials/sealing';
 import { pauseBetweenBatches } from '../db/dialect';
+import { inTransaction } from '../db/transactions';
 
 /**
  * Every instance on one database must seal under the same key, or each answers for what another
  * sealed with an error. The database keeps a check of the key (its id and a value sealed under it,
  * never the key), which every start compares its keys with, and `svc secrets reseal` moves once the
- * whole database is under a new key (docs/decisions.md, "One sealing key for the fleet, and its
- * rotation").
+ * whole database is under a new key (docs/decisions/0054-one-sealing-key.md).
  */
 
 const TABLE = 'sealing_key_check';
@@ -152,7 +152,7 @@ async function resealColumn(deps: SealingDeps, sealed: SealedColumn, now: number
   const unreadable: UnreadableValue[] = [];
   let after: unknown;
   for (;;) {
-    const rows = await db.transaction(async (trx) => {
+    const rows = await inTransaction(db, async (trx) => {
       const query = stale(trx, sealed, sealer, now)
         .select(sealed.key, sealed.column, ...sealed.purposeColumns)
         .orderBy(sealed.key)

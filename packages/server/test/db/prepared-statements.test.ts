@@ -5,8 +5,8 @@ import { preparedRowSets, preparedRows } from '../../src/db/prepared-statements'
 import { describeOnPostgres } from '../support/databases';
 
 /**
- * PostgreSQL's hot statements run as prepared statements of their own (docs/decisions.md, "The
- * PostgreSQL read path"): they must answer exactly what the same SQL answers through knex, ask for
+ * PostgreSQL's hot statements run as prepared statements of their own (docs/decisions/0066-postgresql-read-path.md):
+ * they must answer exactly what the same SQL answers through knex, ask for
  * their row description once per connection, and leave a connection usable after a refusal. A
  * connection whose session PostgreSQL ended is never handed out again, by either path (db/connection).
  */

@@ -5,7 +5,7 @@ import { describeOnPostgres, testDatabases } from '../support/databases';
 import { suiteHarness } from '../support/harness';
 
 /**
- * What a product read costs the database (docs/decisions.md, "The PostgreSQL read path"): on
+ * What a product read costs the database (docs/decisions/0066-postgresql-read-path.md): on
  * PostgreSQL one statement reads the token's context and spends the installation's quota, and one
  * reads the product or the page, in the token's round trip. On SQLite the
  * reads go through the read-only connection and the quota is counted in memory, so no statement

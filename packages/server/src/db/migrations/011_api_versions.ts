@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 const FIRST_VERSION = '2026-10-15';
 
 /**
- * Date versions (docs/decisions.md, "Date versions: selection and deprecation"): each app's pinned
+ * Date versions (docs/decisions/0055-date-versions.md): each app's pinned
  * version (null: unpinned, the current one applies), each webhook subscription's version, and which
  * installation called under which version, a row per pair with the first and last day seen (UTC)
  * and the number of days it was seen, written at most once a day per pair and process.

@@ -7,7 +7,7 @@ const EXPIRY_INDEX = 'webhook_deliveries_event_expiry_index';
 const ATTEMPTS_INDEX = 'webhook_attempts_delivery_index';
 
 /**
- * The events feed and the delivery log (docs/decisions.md, "The events feed and the delivery log").
+ * The events feed and the delivery log (docs/decisions/0067-events-feed-and-delivery-log.md).
  *
  * - `outbox_events (store_id, occurred_at, id)`: events.list walks a store's events newest first
  *   (core/paging `NEWEST_FIRST`), the row-value bound included, as one range read backwards. It

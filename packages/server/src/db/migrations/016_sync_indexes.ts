@@ -9,7 +9,7 @@ const syncIndexOf = (table: string) => `${table}_sync_index`;
  * A `(store_id, updated_at, id)` index on every table a list walks by update time (`updated_since`,
  * core/paging `BY_UPDATE`): a sync page is one range of it on PostgreSQL and SQLite alike, the
  * row-value bound `(updated_at, id) > (?, ?)` included, in the walk's order, with no sort
- * (docs/decisions.md, "Incremental lists"). Products' `(store_id, updated_at)` index is replaced by
+ * (docs/decisions/0069-incremental-lists.md). Products' `(store_id, updated_at)` index is replaced by
  * theirs: it ended without the id, so PostgreSQL sorted each page's ties.
  */
 export async function up(knex: Knex): Promise<void> {

@@ -12,7 +12,7 @@ const GLOBAL_DUE_INDEX = 'webhook_deliveries_due_index';
  * takes each one's oldest due deliveries through `(subscription_id, state, next_attempt_at, id)`,
  * so its work follows what it takes, never the backlog behind it: a subscription at its limit of
  * attempts at once is not walked past, delivery by delivery, on every claim
- * (docs/decisions.md, "Webhook queues"). A claim counts a queue's live leases through
+ * (docs/decisions/0070-webhook-queues.md). A claim counts a queue's live leases through
  * `(subscription_id, claimed_until)` over the pending deliveries under a lease (or a lapsed one): a
  * few rows, where the due index would walk the subscription's whole backlog to find them. Filled
  * from the deliveries already pending.

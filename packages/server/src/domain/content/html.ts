@@ -2,7 +2,7 @@ import sanitizeHtml from 'sanitize-html';
 
 /*
  * Store content arrives as HTML from apps and is shown to shoppers inside the storefront, so it is
- * sanitised on the way in against an allow-list (docs/decisions.md, "Pages"): what a store page
+ * sanitised on the way in against an allow-list (docs/decisions/0016-pages-coupons-reviews.md): what a store page
  * needs survives, anything that can run code or load active content does not. Anything not listed
  * is dropped; the elements below whose content is not page text are dropped with their content.
  */

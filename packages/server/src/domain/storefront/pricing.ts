@@ -1,5 +1,5 @@
 /*
- * The storefront's money rules, in integer halalas (docs/decisions.md, "Storefront"). Rounding is
+ * The storefront's money rules, in integer halalas (docs/decisions/0037-storefront.md). Rounding is
  * half up, done once, on integers: no floats anywhere.
  */
 

@@ -2,8 +2,8 @@ import { type Random, weightedPicker } from '../random';
 
 /*
  * When simulated shoppers act: over the N whole days of the store's time zone before today, busier
- * on the weekend (Friday and Saturday in Saudi Arabia) and in the evening (docs/decisions.md,
- * "Store simulator").
+ * on the weekend (Friday and Saturday in Saudi Arabia) and in the evening
+ * (docs/decisions/0045-store-simulator.md).
  */
 
 export const MINUTE_MS = 60_000;

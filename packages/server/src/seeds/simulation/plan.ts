@@ -9,7 +9,7 @@ import { DAY_MS, HOUR_MS, MINUTE_MS, type SimulationWindow, simulationWindow } f
  * The simulation's plan: every shopper and merchant step with its instant, drawn from the seed
  * alone (no database), so a seed always gives the same steps. `run.ts` plays them through the
  * domain functions in time order. The shares below are those of a busy Saudi online store; they
- * are documented in docs/decisions.md ("Store simulator").
+ * are documented in docs/decisions/0045-store-simulator.md.
  */
 
 /** Orders placed but never paid (the shopper left at the payment page, or chose a transfer never made). */

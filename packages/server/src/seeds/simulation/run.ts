@@ -3,6 +3,7 @@ import { ManualClock } from '../../core/clock';
 import { ApiError } from '../../core/errors';
 import { pauseBetweenBatches } from '../../db/dialect';
 import type { Db } from '../../db/transactions';
+import { inTransaction } from '../../db/transactions';
 import { adjustInventory } from '../../domain/catalog/inventory/changes';
 import { unsoldUnits } from '../../domain/catalog/inventory/queries';
 import type { ProductRow } from '../../domain/catalog/products/row';
@@ -331,13 +332,13 @@ export async function simulateStore(deps: Deps, request: SimulationRequest): Pro
   const plan = planSimulation({ seed, days, orders, now, offsetMs: utcOffsetMs(store.timezone, now), products: products.map((product) => product.kind) });
   const eventsBefore = await outboxCount(db, storeId);
   const player = new Player(storeId, seed, plan, products, await stockOf(db, storeId, products));
-  await db.transaction((trx) => player.createCoupons(trx));
+  await inTransaction(db, (trx) => player.createCoupons(trx));
   const { steps } = plan;
   const pause = pauseBetweenBatches(db);
   let done = 0;
   while (done < steps.length) {
     request.signal?.throwIfAborted();
-    done = await db.transaction(async (trx) => {
+    done = await inTransaction(db, async (trx) => {
       const started = performance.now();
       let next = done;
       do {

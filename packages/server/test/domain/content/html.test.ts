@@ -1,6 +1,6 @@
 import { plainTextOf, sanitizePageHtml } from '../../../src/domain/content/html';
 
-/** The elements a store page may hold (docs/decisions.md, "Pages"). */
+/** The elements a store page may hold (docs/decisions/0016-pages-coupons-reviews.md). */
 const ALLOWED_TAGS = new Set(
   (
     'h1 h2 h3 h4 h5 h6 p br hr blockquote pre code div span figure figcaption strong em b i u s small mark sub sup abbr ' +

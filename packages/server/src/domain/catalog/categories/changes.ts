@@ -48,8 +48,8 @@ async function lockStoreTree(trx: Knex.Transaction, storeId: string): Promise<vo
 }
 
 /*
- * `updated_at` and what the answers show beyond a row's own columns (docs/decisions.md, "Incremental
- * lists"). A category shows `products_count`, and a product the name of its category: when either
+ * `updated_at` and what the answers show beyond a row's own columns (docs/decisions/0069-incremental-lists.md).
+ * A category shows `products_count`, and a product the name of its category: when either
  * changes, the other's `updated_at` moves, so a sync by `updated_since` brings it again. Its
  * `resource_version` stays: neither is a field its writer sets, and an `If-Match` read before still
  * names what that writer last wrote. Locks are taken categories first, then products (a category's

@@ -21,7 +21,7 @@ export type PriceUpdate = components['schemas']['PriceUpdate'];
 /** The most images a product holds, `image` included. */
 export const MAX_IMAGES = 20;
 
-/** `old_price`, when set, is the price before discount: above `price` (docs/decisions.md). */
+/** `old_price`, when set, is the price before discount: above `price` (docs/decisions/0013-products-prices-categories-inventory.md). */
 function requireOldPriceAbove(price: number, oldPrice: number | null, message = 'must be above price'): void {
   if (oldPrice !== null && oldPrice <= price) throw invalidBodyField('/old_price', message);
 }
@@ -108,7 +108,7 @@ export function changeProduct(
 /**
  * `products.content`: name, descriptions, category (by name, or null), supported devices (null
  * clears) and `status`. Making the product `active` while `price_state` is `required` is 409
- * PRICE_REQUIRED (docs/decisions.md, "Products"). A product moved to another category changes the
+ * PRICE_REQUIRED (docs/decisions/0013-products-prices-categories-inventory.md). A product moved to another category changes the
  * `products_count` of both: their `updated_at` moves, before the product's row is locked (the lock
  * order of categories/changes); a move that came in between is caught up after it.
  */

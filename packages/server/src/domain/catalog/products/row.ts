@@ -3,7 +3,7 @@ import { ApiError } from '../../../core/errors';
 
 /*
  * Products: a new product is `inactive`, `0.00`, `price_state` `required`; a price set makes it
- * `ready`; activation needs a price (docs/decisions.md, "Products"). Prices, media, SEO and stock are
+ * `ready`; activation needs a price (docs/decisions/0007-resources-the-interface-does-not-detail.md). Prices, media, SEO and stock are
  * columns of the product row and share its `resource_version` and ETag.
  */
 

@@ -24,8 +24,8 @@ import { digitalItemView, orderView } from './view';
 const DIGITAL_ITEMS_MAX = 500;
 
 /**
- * Orders, their lines and customers are read as plain SQL (docs/decisions.md, "Hot reads are plain
- * SQL"): a page of orders is three reads, and building them with knex cost more than running them.
+ * Orders, their lines and customers are read as plain SQL (docs/decisions/0029-hot-reads.md):
+ * a page of orders is three reads, and building them with knex cost more than running them.
  */
 const ORDER_SQL = 'select * from orders where store_id = ? and id = ?';
 const ORDER_ITEMS_SQL = 'select * from order_items where store_id = ? and order_id = ? order by id asc';

@@ -4,7 +4,7 @@ import type { OrderItemRow, OrderRow } from './row';
 
 /*
  * The daily rollups the analytics read, kept in step with orders in the transaction that changes
- * them (docs/decisions.md, "Storefront"): an order counts on the Asia/Riyadh day of its
+ * them (docs/decisions/0037-storefront.md): an order counts on the Asia/Riyadh day of its
  * `created_at` unless it is cancelled, whatever its payment state; a refund is not subtracted.
  * Placing an order adds it (+1); cancelling it takes the same amounts away (−1).
  */

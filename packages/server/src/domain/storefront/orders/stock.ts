@@ -8,7 +8,7 @@ import type { Actor } from '../../common/actor';
 import type { OrderItemColumns, OrderItemRow } from './row';
 
 /*
- * Stock and orders (docs/decisions.md, "Storefront"). Physical and service products keep a manual
+ * Stock and orders (docs/decisions/0037-storefront.md). Physical and service products keep a manual
  * stock: an order takes it through the inventory's own adjustment (`inventory.adjusted`, never below
  * zero) when it is placed, and a cancellation gives it back. Digital products hold units (codes):
  * an order only checks that enough are unsold; the units are assigned when it is paid.

@@ -7,6 +7,7 @@ import { groupedBy } from '../../../core/records';
 import { deliveryTraceHeaders, withinTrace } from '../../../core/trace-context';
 import type { Sealer } from '../../../credentials/sealing';
 import { isPostgres } from '../../../db/dialect';
+import { inTransaction } from '../../../db/transactions';
 import type { Deps, WebhookSettings } from '../../../services/container';
 import type { ExpiryRule } from '../../../services/housekeeping';
 import { OUTBOX_KEPT_MS } from '../../../services/outbox';
@@ -161,7 +162,7 @@ export async function recordAttempts(deps: DeliveryDeps, made: readonly AttemptM
     await claimDeliveries(deps, { take: 0, perSubscription: 0, leaseMs: 0 }, deliveredOf(made));
     return;
   }
-  await deps.db.transaction(async (trx) => {
+  await inTransaction(deps.db, async (trx) => {
     for (let start = 0; start < made.length; start += INSERT_CHUNK) {
       await trx('webhook_attempts').insert(made.slice(start, start + INSERT_CHUNK).map((attempt) => attempt.record));
     }
@@ -210,10 +211,10 @@ export async function recordAndClaim(deps: DeliveryDeps, made: readonly AttemptM
     await recordAttempts(deps, made, random);
     return claimDeliveries(deps, limits);
   }
-  return deps.db.transaction(async (trx) => {
-    const inTransaction = { ...deps, db: trx };
-    await recordAttempts(inTransaction, made, random);
-    return claimDeliveries(inTransaction, limits);
+  return inTransaction(deps.db, async (trx) => {
+    const joined = { ...deps, db: trx };
+    await recordAttempts(joined, made, random);
+    return claimDeliveries(joined, limits);
   });
 }
 
@@ -228,7 +229,7 @@ const queueOfClaimed = (claimed: ClaimedDelivery) => ({ subscriptionId: claimed.
 export async function releaseClaims(deps: DeliveryDeps, claimed: readonly ClaimedDelivery[]): Promise<void> {
   if (claimed.length === 0) return;
   const now = deps.clock.now();
-  await deps.db.transaction(async (trx) => {
+  await inTransaction(deps.db, async (trx) => {
     for (const [token, deliveries] of groupedBy(claimed, (delivery) => delivery.claimToken)) {
       for (let start = 0; start < deliveries.length; start += INSERT_CHUNK) {
         await trx('webhook_deliveries')

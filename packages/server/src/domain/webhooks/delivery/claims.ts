@@ -4,6 +4,7 @@ import { isPostgres } from '../../../db/dialect';
 import { fromJsonList } from '../../../db/json-lists';
 import { preparedRows } from '../../../db/prepared-statements';
 import type { Db } from '../../../db/transactions';
+import { inTransaction } from '../../../db/transactions';
 import type { Deps } from '../../../services/container';
 import type { SubscriptionRow } from '../subscriptions/row';
 
@@ -243,7 +244,7 @@ interface DueQueue {
 }
 
 async function claimOnSqlite(db: Db, limits: ClaimLimits, now: number, until: number, token: string): Promise<ClaimedRow[]> {
-  const ids = await db.transaction(async (trx) => {
+  const ids = await inTransaction(db, async (trx) => {
     const queues = await trx('webhook_queues as w')
       .join('webhook_subscriptions as s', 's.id', 'w.subscription_id')
       .join('installations as i', 'i.id', 's.installation_id')

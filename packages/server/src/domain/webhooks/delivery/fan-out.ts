@@ -1,5 +1,6 @@
 import { isPostgres } from '../../../db/dialect';
 import { fromJsonList } from '../../../db/json-lists';
+import { inTransaction } from '../../../db/transactions';
 import type { Deps } from '../../../services/container';
 import { mayReceive } from '../event-types';
 import { queueDue } from './queues';
@@ -50,7 +51,7 @@ export interface FannedOut {
  * `active` subscriptions get deliveries: events that occur while one is paused are not queued for it.
  */
 export async function fanOut({ db, clock }: Deps, batch = FAN_OUT_BATCH): Promise<FannedOut> {
-  return db.transaction(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const pending = trx<OutboxEventRow>('outbox_events')
       .whereNull('dispatched_at')
       .orderBy([{ column: 'occurred_at' }, { column: 'id' }])
