@@ -26,6 +26,32 @@ export const codeBody = (code: string, overrides: TokenBody = {}): TokenBody => 
   ...overrides,
 });
 
+/**
+ * A successful token response as the token endpoint sends it (RFC 6749 §5.1 and this server's
+ * fields), for `toEqual`: a new pair, Bearer, 900 s, and the grant it belongs to. `installationId`
+ * defaults to any UUID (a first exchange makes it).
+ */
+export function tokenResponse(expected: {
+  scope: string;
+  storeId: string;
+  installationId?: string;
+  installationGeneration?: number;
+  grantRevision?: number;
+}): Record<string, unknown> {
+  return {
+    access_token: expect.stringMatching(/^svc_at_/),
+    refresh_token: expect.stringMatching(/^svc_rt_/),
+    token_type: 'Bearer',
+    expires_in: 900,
+    scope: expected.scope,
+    store_id: expected.storeId,
+    installation_id: expected.installationId ?? expect.stringMatching(UUID),
+    installation_generation: expected.installationGeneration ?? 1,
+    grant_revision: expected.grantRevision ?? 1,
+    operation_id: expect.stringMatching(UUID),
+  };
+}
+
 export const refreshBody = (refreshToken: string): TokenBody => ({ grant_type: 'refresh_token', refresh_token: refreshToken });
 
 export const postToken = (target: Target, authorization: string | undefined, body: object, encoding: Encoding = 'form') =>
