@@ -67,8 +67,11 @@ export function changeVersioned<Row extends VersionedRow, Columns extends object
  * placed, what a coupon's use takes off): its `columns` returns both, and the result comes back
  * beside the changed row instead of through a variable the rules set.
  */
-export interface VersionedChangeWithResult<Row extends VersionedRow, Columns, Result> extends Omit<VersionedChange<Row, Columns>, 'columns' | 'unchanged'> {
+export interface VersionedChangeWithResult<Row extends VersionedRow, Columns, Result>
+  extends Omit<VersionedChange<Row, Columns>, 'columns' | 'unchanged' | 'events'> {
   readonly columns: (current: Row, trx: Knex.Transaction) => Promise<ColumnsAndResult<Columns, Result>> | ColumnsAndResult<Columns, Result>;
+  /** The outbox events of the change, from the changed row and the result (an adjustment's own event). */
+  readonly events?: (changed: Row, trx: Knex.Transaction, result: Result) => Promise<DomainEvent[]> | DomainEvent[];
 }
 
 export interface ColumnsAndResult<Columns, Result> {
@@ -88,7 +91,8 @@ export function changeVersionedWithResult<Row extends VersionedRow, Columns exte
     const current = await lockRow(trx, resource, actor.storeId, id);
     change.precondition(current);
     const { columns, result } = await change.columns(current, trx);
-    return { changed: await writeChange(trx, actor, resource, current, columns, change.events), result };
+    const events = change.events;
+    return { changed: await writeChange(trx, actor, resource, current, columns, events && ((changed, inner) => events(changed, inner, result))), result };
   });
 }
 
@@ -125,20 +129,44 @@ export function createVersioned<Row extends VersionedRow, Columns extends object
   resource: VersionedResource<Row>,
   creation: {
     readonly columns: (trx: Knex.Transaction) => Promise<Columns> | Columns;
-    /** The rows that belong to the new one and are created with it (an order's lines), before it is read back. */
+    /** The rows that belong to the new one and are created with it, before it is read back. */
     readonly parts?: (id: number, trx: Knex.Transaction) => Promise<void>;
     readonly events?: (created: Row, trx: Knex.Transaction) => Promise<DomainEvent[]> | DomainEvent[];
   },
 ): Promise<Row> {
+  const { parts, events } = creation;
+  return createVersionedWithResult(db, actor, resource, {
+    columns: async (trx) => ({ columns: await creation.columns(trx), result: undefined }),
+    ...(parts ? { parts } : {}),
+    ...(events ? { events } : {}),
+  }).then(({ created }) => created);
+}
+
+/**
+ * `createVersioned` for a creation whose rules also make something beside the columns (an order's
+ * priced lines): its `columns` returns both, and the result goes to `parts` and `events` and comes
+ * back beside the new row, never through a variable the rules set.
+ */
+export function createVersionedWithResult<Row extends VersionedRow, Columns extends object, Result>(
+  db: Db,
+  actor: Actor,
+  resource: VersionedResource<Row>,
+  creation: {
+    readonly columns: (trx: Knex.Transaction) => Promise<ColumnsAndResult<Columns, Result>> | ColumnsAndResult<Columns, Result>;
+    /** The rows that belong to the new one and are created with it (an order's lines), before it is read back. */
+    readonly parts?: (id: number, trx: Knex.Transaction, result: Result) => Promise<void>;
+    readonly events?: (created: Row, trx: Knex.Transaction, result: Result) => Promise<DomainEvent[]> | DomainEvent[];
+  },
+): Promise<{ created: Row; result: Result }> {
   return inTransaction(db, async (trx) => {
-    const columns = await creation.columns(trx);
+    const { columns, result } = await creation.columns(trx);
     const row = { ...columns, store_id: actor.storeId, resource_version: 1, created_at: actor.now, updated_at: actor.now };
     const id = insertedId(await writeOrConflict(resource, () => trx(resource.table).insert(row).returning('id')));
-    await creation.parts?.(id, trx);
+    await creation.parts?.(id, trx, result);
     const created = await resource.find(trx, actor.storeId, id);
     if (!created) throw new Error(`${resource.table} ${id} is missing right after its insert`);
-    for (const event of (await creation.events?.(created, trx)) ?? []) await recordEvent(trx, event);
-    return created;
+    for (const event of (await creation.events?.(created, trx, result)) ?? []) await recordEvent(trx, event);
+    return { created, result };
   });
 }
 

@@ -5,7 +5,8 @@ import { ApiError, invalidBodyField } from '../../../core/errors';
 import { MAX_ROW_ID } from '../../../core/ids';
 import { type Db, insertedId } from '../../../db/transactions';
 import { type Actor, anyVersion, eventBy } from '../../common/actor';
-import { changeProduct } from '../products/changes';
+import type { ColumnsAndResult } from '../../common/versioned';
+import { changeProductWithResult } from '../products/changes';
 import type { ProductColumns, ProductRecord, ProductRow } from '../products/row';
 import { countUnsold, unsoldUnits } from './queries';
 import { type InventoryAdjustment, modeOf } from './view';
@@ -53,13 +54,12 @@ async function withdrawUnits(trx: Knex.Transaction, storeId: string, productId: 
  * the write path (the spec takes no If-Match: any version), in the request's transaction.
  */
 export async function adjustInventory(db: Db, actor: Actor, id: number, request: InventoryAdjustmentCreate): Promise<InventoryAdjustment> {
-  let adjustment: InventoryAdjustment | undefined;
-  await changeProduct(
+  const { result } = await changeProductWithResult(
     db,
     actor,
     id,
     anyVersion,
-    async (current, trx): Promise<Partial<ProductColumns>> => {
+    async (current, trx): Promise<ColumnsAndResult<Partial<ProductColumns>, InventoryAdjustment>> => {
       checkCodes(current.product_kind, request);
       const { delta } = request;
       const before = await stockOf(trx, actor.storeId, current);
@@ -89,7 +89,7 @@ export async function adjustInventory(db: Db, actor: Actor, id: number, request:
           })),
         );
       }
-      adjustment = {
+      const adjustment: InventoryAdjustment = {
         id: adjustmentId,
         product_id: current.id,
         mode: modeOf(current.product_kind),
@@ -101,13 +101,9 @@ export async function adjustInventory(db: Db, actor: Actor, id: number, request:
         resource_version: current.resource_version + 1,
         created_at: toIso(actor.now),
       };
-      return current.product_kind === 'digital' ? {} : { quantity: before + delta };
+      return { columns: current.product_kind === 'digital' ? {} : { quantity: before + delta }, result: adjustment };
     },
-    () => {
-      if (!adjustment) throw new Error('The adjustment was not recorded');
-      return [eventBy(actor, 'inventory.adjusted', { adjustment })];
-    },
+    (_changed, adjustment) => [eventBy(actor, 'inventory.adjusted', { adjustment })],
   );
-  if (!adjustment) throw new Error('The adjustment was not recorded');
-  return adjustment;
+  return result;
 }

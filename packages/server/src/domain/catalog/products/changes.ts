@@ -7,7 +7,7 @@ import type { DomainEvent } from '../../../services/outbox';
 import { type Actor, eventBy, type Precondition } from '../../common/actor';
 import { sentColumns } from '../../common/columns';
 import { requireFreeSlug } from '../../common/slugs';
-import { changeVersioned, createVersioned } from '../../common/versioned';
+import { type ColumnsAndResult, changeVersioned, changeVersionedWithResult, createVersioned } from '../../common/versioned';
 import { productsCountChanged } from '../categories/changes';
 import { findCategoryByName } from '../categories/queries';
 import { categoryIdByName, findProduct, productResource } from './queries';
@@ -102,6 +102,26 @@ export function changeProduct(
     precondition,
     columns,
     events: (changed) => [...moreEvents(changed), productEvent(actor, 'product.updated', changed)],
+  });
+}
+
+/**
+ * `changeProduct` for a change whose rules also make something beside the columns (an inventory
+ * adjustment): its `columns` returns both, `moreEvents` sees the result, and it comes back beside
+ * the changed product (`changeVersionedWithResult`).
+ */
+export function changeProductWithResult<Result>(
+  db: Db,
+  actor: Actor,
+  id: number,
+  precondition: Precondition<ProductRecord>,
+  columns: (current: ProductRecord, trx: Knex.Transaction) => Promise<ColumnsAndResult<Partial<ProductColumns>, Result>>,
+  moreEvents: (changed: ProductRecord, result: Result) => DomainEvent[],
+): Promise<{ changed: ProductRecord; result: Result }> {
+  return changeVersionedWithResult(db, actor, productResource, id, {
+    precondition,
+    columns,
+    events: (changed, _trx, result) => [...moreEvents(changed, result), productEvent(actor, 'product.updated', changed)],
   });
 }
 

@@ -5,7 +5,7 @@ import { lockRows } from '../../../db/dialect';
 import { type Db, inTransaction } from '../../../db/transactions';
 import type { ProductRow } from '../../catalog/products/row';
 import { type Actor, anyVersion, eventBy } from '../../common/actor';
-import { changeVersioned, createVersioned } from '../../common/versioned';
+import { type ColumnsAndResult, changeVersioned, createVersionedWithResult } from '../../common/versioned';
 import { redeemCoupon } from '../coupons/changes';
 import { requireCustomer } from '../customers/queries';
 import { type PaymentAttempt, recordPayment, refundPayments } from '../payments/changes';
@@ -101,9 +101,8 @@ const orderEvent =
 export async function placeOrder(db: Db, actor: Actor, request: PlaceOrder): Promise<OrderRow> {
   const reference = request.reference ?? freshReference();
   if (!REFERENCE.test(reference)) throw invalidBodyField('/reference', 'is 1 to 32 letters, digits and dashes');
-  let lines: OrderItemColumns[] = [];
-  return createVersioned(db, actor, orderResource, {
-    columns: async (trx): Promise<OrderColumns> => {
+  const { created } = await createVersionedWithResult(db, actor, orderResource, {
+    columns: async (trx): Promise<ColumnsAndResult<OrderColumns, OrderItemColumns[]>> => {
       await requireCustomer(trx, actor.storeId, request.customerId);
       const priced = await priceLines(trx, actor.storeId, request.items);
       const subtotal = priced.reduce((sum, line) => sum + line.total_halalas, 0);
@@ -116,8 +115,8 @@ export async function placeOrder(db: Db, actor: Actor, request: PlaceOrder): Pro
         discount,
         priced.map((line) => line.total_halalas),
       );
-      lines = priced.map((line, index) => ({ ...line, discount_share_halalas: shares[index] ?? 0 }));
-      return {
+      const lines = priced.map((line, index) => ({ ...line, discount_share_halalas: shares[index] ?? 0 }));
+      const columns: OrderColumns = {
         reference,
         status: 'pending',
         payment_status: 'unpaid',
@@ -130,8 +129,9 @@ export async function placeOrder(db: Db, actor: Actor, request: PlaceOrder): Pro
         total_halalas: subtotal - discount + shipping + tax,
         paid_at: null,
       };
+      return { columns, result: lines };
     },
-    parts: async (id, trx) => {
+    parts: async (id, trx, lines) => {
       await trx('order_items').insert(lines.map((line) => ({ ...line, store_id: actor.storeId, order_id: id })));
       const order = await findOrder(trx, actor.storeId, id);
       if (!order) throw orderNotFound();
@@ -139,6 +139,7 @@ export async function placeOrder(db: Db, actor: Actor, request: PlaceOrder): Pro
     },
     events: orderEvent(actor, 'order.created'),
   });
+  return created;
 }
 
 const requireUnpaidPending = (order: OrderRow, wanted: string) => {
