@@ -81,6 +81,12 @@ export function expectOAuthError(response: request.Response, status: number, cod
   expect(response.headers['cache-control']).toBe('no-store');
 }
 
+/** A client the endpoint did not authenticate (RFC 6749 §5.2): 401 INVALID_CLIENT, asking for HTTP Basic. */
+export function expectInvalidClient(response: request.Response): void {
+  expectOAuthError(response, 401, 'INVALID_CLIENT');
+  expect(response.headers['www-authenticate']).toMatch(/^Basic\b/);
+}
+
 export async function expectAccessWorks(target: Target, storeId: string, accessToken: string): Promise<void> {
   const me = await getMe(target, storeId, accessToken);
   expect(me.status).toBe(200);

@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Express } from 'express';
 import request from 'supertest';
+import { createDispatcher, type Dispatcher } from '../../src/jobs/webhook-dispatcher';
 import { findInstallationOf } from '../../src/platform/installations';
-import { createTestApp, type Harness, installWithTokens, type StoreFixture } from './harness';
+import { createServices, type Services } from '../../src/services/container';
+import { createTestApp, type Harness, installWithTokens, localOnlyResolver, type StoreFixture, type SuiteHarness } from './harness';
+import { type Receiver, startReceiver } from './webhook-receiver';
 
 export const subscriptionsPath = (storeId: string, id?: string, action?: 'rotate-secret' | 'test' | 'replay') =>
   `/stores/${storeId}/v1/webhook-subscriptions${id === undefined ? '' : `/${id}`}${action === undefined ? '' : `/${action}`}`;
@@ -54,4 +57,28 @@ export async function subscribe(h: Harness, storeId: string, subscriber: Subscri
   const response = await postSubscription(h.app, storeId, subscriber.token, body);
   if (response.status !== 201) throw new Error(`create answered ${response.status}: ${JSON.stringify(response.body)}`);
   return { id: response.body.data.id as string, secret: response.body.data.secret as string };
+}
+
+/** What a delivery suite works with: a receiver on loopback, services that deliver to it, and a dispatcher. */
+export interface DeliverySetup {
+  receiver: Receiver;
+  services: Services;
+  dispatcher: Dispatcher;
+}
+
+/**
+ * A delivery suite's setup (its `beforeAll`): a receiver closed at the suite's end, services
+ * retrying on `retryScheduleMs`, and a dispatcher without jitter, so that retries are due exactly on
+ * the schedule.
+ */
+export async function deliverySetup(h: SuiteHarness, retryScheduleMs: readonly number[]): Promise<DeliverySetup> {
+  const receiver = await startReceiver();
+  h.atEnd(() => receiver.close());
+  const services = createServices({
+    db: h.db,
+    clock: h.clock,
+    rateLimits: { perInstallation: 1000, perClient: 1000 },
+    webhooks: { environment: 'test', resolve: localOnlyResolver, retryScheduleMs },
+  });
+  return { receiver, services, dispatcher: createDispatcher(services, { random: () => 0.5 }) };
 }

@@ -23,8 +23,8 @@ import {
   suiteHarness,
   UUID,
 } from '../../support/harness';
-import { expectWellFormedDelivery, type Receiver, startReceiver } from '../../support/webhook-receiver';
-import { deleteSubscription, installSubscriber, patchSubscription, postReplay, type Subscriber, subscribe } from '../../support/webhooks';
+import { expectWellFormedDelivery, type Receiver } from '../../support/webhook-receiver';
+import { deleteSubscription, deliverySetup, installSubscriber, patchSubscription, postReplay, type Subscriber, subscribe } from '../../support/webhooks';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const SCHEDULE = [1000, 2000];
@@ -45,16 +45,7 @@ describe.each(testDatabases())('the delivery log and recover on $name', (testDat
   let dispatcher: Dispatcher;
 
   beforeAll(async () => {
-    receiver = await startReceiver();
-    h.atEnd(() => receiver.close());
-    services = createServices({
-      db: h.db,
-      clock: h.clock,
-      rateLimits: { perInstallation: 1000, perClient: 1000 },
-      webhooks: { environment: 'test', resolve: localOnlyResolver, retryScheduleMs: SCHEDULE },
-    });
-    // No jitter: retries are due exactly on the schedule.
-    dispatcher = createDispatcher(services, { random: () => 0.5 });
+    ({ receiver, services, dispatcher } = await deliverySetup(h, SCHEDULE));
   });
 
   /** Runs the dispatcher until nothing is due. */

@@ -14,8 +14,17 @@ import { insertProduct } from '../../support/catalog-fixtures';
 import { testDatabases } from '../../support/databases';
 import { createTestStore, localOnlyResolver, type StoreFixture, suiteHarness } from '../../support/harness';
 import { shopperOf } from '../../support/storefront-fixtures';
-import { expectWellFormedDelivery, type Receiver, startReceiver, verifyDelivery } from '../../support/webhook-receiver';
-import { installSubscriber, listSubscriptionsCall, patchSubscription, postAction, postReplay, type Subscriber, subscribe } from '../../support/webhooks';
+import { expectWellFormedDelivery, type Receiver, verifyDelivery } from '../../support/webhook-receiver';
+import {
+  deliverySetup,
+  installSubscriber,
+  listSubscriptionsCall,
+  patchSubscription,
+  postAction,
+  postReplay,
+  type Subscriber,
+  subscribe,
+} from '../../support/webhooks';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const SCHEDULE = [1000, 2000];
@@ -27,16 +36,7 @@ describe.each(testDatabases())('webhook delivery on $name', (testDatabase) => {
   let dispatcher: Dispatcher;
 
   beforeAll(async () => {
-    receiver = await startReceiver();
-    h.atEnd(() => receiver.close());
-    services = createServices({
-      db: h.db,
-      clock: h.clock,
-      rateLimits: { perInstallation: 1000, perClient: 1000 },
-      webhooks: { environment: 'test', resolve: localOnlyResolver, retryScheduleMs: SCHEDULE },
-    });
-    // No jitter: retries are due exactly on the schedule.
-    dispatcher = createDispatcher(services, { random: () => 0.5 });
+    ({ receiver, services, dispatcher } = await deliverySetup(h, SCHEDULE));
   });
 
   async function until(condition: () => boolean): Promise<void> {

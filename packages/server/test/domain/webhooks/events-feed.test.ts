@@ -6,15 +6,15 @@ import { createCustomer } from '../../../src/domain/storefront/customers/changes
 import { placeOrder } from '../../../src/domain/storefront/orders/changes';
 import { fanOut } from '../../../src/domain/webhooks/delivery/fan-out';
 import { runHousekeeping } from '../../../src/jobs/housekeeping';
-import { createDispatcher, type Dispatcher } from '../../../src/jobs/webhook-dispatcher';
+import type { Dispatcher } from '../../../src/jobs/webhook-dispatcher';
 import { findInstallationOf, uninstall } from '../../../src/platform/installations';
-import { createServices, type Services } from '../../../src/services/container';
+import type { Services } from '../../../src/services/container';
 import { expectError } from '../../support/auth-steps';
 import { insertProduct } from '../../support/catalog-fixtures';
 import { testDatabases } from '../../support/databases';
-import { type AppFixture, createTestApp, createTestStore, installWithTokens, localOnlyResolver, type StoreFixture, suiteHarness } from '../../support/harness';
-import { expectWellFormedDelivery, type Receiver, startReceiver } from '../../support/webhook-receiver';
-import { patchSubscription, postAction, postReplay, subscribe } from '../../support/webhooks';
+import { type AppFixture, createTestApp, createTestStore, installWithTokens, type StoreFixture, suiteHarness } from '../../support/harness';
+import { expectWellFormedDelivery, type Receiver } from '../../support/webhook-receiver';
+import { deliverySetup, patchSubscription, postAction, postReplay, subscribe } from '../../support/webhooks';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const MINUTE_MS = 60 * 1000;
@@ -35,15 +35,7 @@ describe.each(testDatabases())('the events feed on $name', (testDatabase) => {
   let dispatcher: Dispatcher;
 
   beforeAll(async () => {
-    receiver = await startReceiver();
-    h.atEnd(() => receiver.close());
-    services = createServices({
-      db: h.db,
-      clock: h.clock,
-      rateLimits: { perInstallation: 1000, perClient: 1000 },
-      webhooks: { environment: 'test', resolve: localOnlyResolver, retryScheduleMs: SCHEDULE },
-    });
-    dispatcher = createDispatcher(services, { random: () => 0.5 });
+    ({ receiver, services, dispatcher } = await deliverySetup(h, SCHEDULE));
   });
 
   /** Runs the dispatcher until nothing is due. */
