@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from './core/config';
+import { StartError } from './core/start-error';
 
 /**
  * The server's entry. It reads the settings, then, only when `OTEL_EXPORTER_OTLP_ENDPOINT` is set,
@@ -16,8 +17,7 @@ async function main(): Promise<void> {
 
 /** A start that cannot go on says why in one line (a bad setting, a port in use, no database) and exits 1: no stack. */
 main().catch((error: unknown) => {
-  // StartError by name: importing runtime/http-server here would load Node's HTTP stack before OpenTelemetry.
-  const known = error instanceof ConfigError || (error instanceof Error && error.name === 'StartError');
+  const known = error instanceof ConfigError || error instanceof StartError;
   const message = error instanceof Error ? error.message : String(error);
   process.stderr.write(`${known ? message : `the service could not start: ${message}`}\n`);
   process.exit(1);

@@ -1,7 +1,7 @@
 import { createApp } from './app';
 import { type Config, metricsUrl } from './core/config';
 import { describeDatabase } from './db/connection';
-import { holdLeadership } from './db/dialect';
+import { holdLeadership } from './db/locks';
 import { bufferedOutput, createLogger, type Logger } from './http/request-log';
 import { runHousekeeping, scheduleHousekeeping } from './jobs/housekeeping';
 import { createDispatcher } from './jobs/webhook-dispatcher';

@@ -1,21 +1,21 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import knex from 'knex';
 import request from 'supertest';
 import { createApp } from '../src/app';
 import { ManualClock } from '../src/core/clock';
 import { repositoryRoot } from '../src/core/paths';
 import { createServices } from '../src/services/container';
+import { unreadDatabase } from './support/databases';
 
 /**
  * The served docs site crawled without a browser: every link a reader can follow, in the page's
  * markup (Redoc's menu, the overview) and in the Markdown that Redoc renders from the embedded
  * definition (the guides, the pages they link to, every description), must land on something.
  */
-const db = knex({ client: 'better-sqlite3', connection: { filename: ':memory:' }, useNullAsDefault: true });
+// The docs site reads no database.
+const db = unreadDatabase();
 const services = createServices({ db, clock: new ManualClock(), rateLimits: { perInstallation: 1, perClient: 1 } });
 const app = createApp({ config: { validateResponses: true, exposeInternalErrors: true }, services });
-afterAll(() => db.destroy());
 
 const SITE = '/docs/';
 const ORIGIN = 'http://docs.test';

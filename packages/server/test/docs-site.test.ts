@@ -4,22 +4,21 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { operationTable } from '@svc/contract';
-import knex from 'knex';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import request from 'supertest';
 import { createApp, docsSiteDir } from '../src/app';
 import { ManualClock } from '../src/core/clock';
 import { createServices } from '../src/services/container';
+import { unreadDatabase } from './support/databases';
 import { chromiumPath, describeInChromium } from './support/requirements';
 
 const indexFile = path.join(docsSiteDir, 'index.html');
 /** The title of each guide in docs/guides and of CHANGELOG.md, each a section of the site. */
 const GUIDE_TITLES = ['Getting started', 'OAuth and tokens', 'Errors', 'Paging', 'Idempotency and concurrency', 'Webhooks', 'Rate limits', 'Changelog'];
-// The docs site needs no database: an in-memory SQLite that is never queried.
-const db = knex({ client: 'better-sqlite3', connection: { filename: ':memory:' }, useNullAsDefault: true });
+// The docs site reads no database.
+const db = unreadDatabase();
 const services = createServices({ db, clock: new ManualClock(), rateLimits: { perInstallation: 1, perClient: 1 } });
 const app = createApp({ config: { validateResponses: true, exposeInternalErrors: true }, services });
-afterAll(() => db.destroy());
 
 describe('the docs site', () => {
   it('is built (by `pnpm build`, `pnpm run docs` or `pnpm generate`) and loads nothing from the network', () => {

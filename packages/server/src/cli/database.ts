@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from '../core/config';
+import { StartError } from '../core/start-error';
 import { PlatformError } from '../platform/stores';
-import { StartError } from '../runtime/http-server';
 import { assembleProcess, type ProcessRole, type ServiceProcess } from '../runtime/process';
 
 /**

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { RateLimiterPostgres, type RateLimiterRes, RateLimiterSQLite, type RateLimiterStoreAbstract } from 'rate-limiter-flexible';
+import type { RateLimiterRes, RateLimiterStoreAbstract } from 'rate-limiter-flexible';
 import { clientNetworkOf } from '../core/networks';
-import { isPostgres } from '../db/dialect';
+import { storedLimiter } from '../db/stored-limiters';
 import type { Deps } from '../services/container';
 import type { ExpiryRule } from '../services/housekeeping';
 
@@ -71,20 +71,8 @@ interface Counter {
   duration: number;
 }
 
-/** rate-limiter-flexible's store for the service's database, on the table the migration made. */
-function storedCounter({ db }: Deps, counter: Counter): RateLimiterStoreAbstract {
-  const options = {
-    ...counter,
-    storeClient: db,
-    storeType: 'knex',
-    tableName: SIGN_IN_LIMITS_TABLE,
-    tableCreated: true,
-    // The library's five-minute sweep timer outlives a closed database (and on SQLite its failures go
-    // unhandled); the guard sweeps instead.
-    clearExpiredByTimeout: false,
-  };
-  return isPostgres(db) ? new RateLimiterPostgres(options) : new RateLimiterSQLite(options);
-}
+/** rate-limiter-flexible's store for the service's database, on the table the migration made (the guard sweeps it). */
+const storedCounter = ({ db }: Deps, counter: Counter): RateLimiterStoreAbstract => storedLimiter(db, { ...counter, tableName: SIGN_IN_LIMITS_TABLE });
 
 /** A blocked key holds more points than its counter allows (rate-limiter-flexible's `block`). */
 const blockedMs = (counter: RateLimiterStoreAbstract, state: RateLimiterRes | null): number =>

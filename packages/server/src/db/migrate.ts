@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { withAdvisoryLock } from './dialect';
+import { withAdvisoryLock } from './locks';
 import { migrations } from './migrations';
 
 const source: Knex.MigrationSource<{ name: string; migration: Knex.Migration }> = {

@@ -1,30 +1,20 @@
-import type { Knex } from 'knex';
+import { engineOf } from './engine';
+import type { Db } from './transactions';
 
 /** How many results one database keeps, the least recently used going first: a report is a few hundred bytes. */
 const KEPT_RESULTS = 1000;
 
-interface Kept {
-  readonly version: number;
-  readonly value: unknown;
-}
-
-const keptByDatabase = new WeakMap<Knex.Client, Map<string, Kept>>();
-
 /**
- * The result of `compute` for `key`, kept per database (per process) while `version` is the one it
- * was computed under. The caller reads the version before `compute` reads anything, and the version
- * rises in every transaction that changes what `compute` reads: so a kept result is never older
- * than the version it is kept under, on SQLite as on PostgreSQL with several instances. Inside a
- * transaction nothing is kept (its own uncommitted writes may be in play). The value is shared
- * between callers: it must not be changed.
+ * The result of `compute` for `key`, kept per database (its engine holds them) while `version` is
+ * the one it was computed under. The caller reads the version before `compute` reads anything, and
+ * the version rises in every transaction that changes what `compute` reads: so a kept result is
+ * never older than the version it is kept under, on SQLite as on PostgreSQL with several instances.
+ * Inside a transaction nothing is kept (its own uncommitted writes may be in play). The value is
+ * shared between callers: it must not be changed.
  */
-export async function keptForVersion<Value>(db: Knex | Knex.Transaction, key: string, version: number, compute: () => Promise<Value>): Promise<Value> {
+export async function keptForVersion<Value>(db: Db, key: string, version: number, compute: () => Promise<Value>): Promise<Value> {
   if (db.isTransaction) return compute();
-  let kept = keptByDatabase.get(db.client);
-  if (!kept) {
-    kept = new Map();
-    keptByDatabase.set(db.client, kept);
-  }
+  const kept = engineOf(db).kept;
   const hit = kept.get(key);
   kept.delete(key); // a hit moves to the newest end; a stale entry goes
   if (hit && hit.version === version) {

@@ -1,7 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { API_VERSION_HEADER, type ApiVersionEntry, unsupportedVersion, VERSION_HEADER_NAMES, versionHeaders } from '../core/api-versions';
 import { METADATA_PATH } from '../oauth/metadata';
-import { noteVersionUse } from '../services/api-versions';
 import type { Services } from '../services/container';
 
 /**
@@ -93,7 +92,7 @@ export function settleVersion(
     served = { entry, fromHeader: false };
     serve(res, served);
   }
-  if (caller.installationId !== undefined) noteVersionUse(services, caller.installationId, served.entry.version);
+  if (caller.installationId !== undefined) services.versionUse.note(caller.installationId, served.entry.version);
 }
 
 /** The version the answer is served under (the current one for requests no selection ran for). */

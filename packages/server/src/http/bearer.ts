@@ -3,13 +3,12 @@ import { ApiError } from '../core/errors';
 import { ownValue } from '../core/records';
 import { checkSecret } from '../credentials/secrets';
 import { fromJsonList } from '../db/json-lists';
-import { preparedRowSets } from '../db/prepared-statements';
-import { type ReadAhead, selectRows } from '../db/reads';
+import { type ReadAhead, type Statement, selectTogether } from '../db/reads';
 import { satisfiesAny } from '../platform/scopes';
 import { storeMigrating } from '../platform/stores';
-import { effectiveScopes, livenessOf, liveTokenSql, type TokenLivenessFacts } from '../platform/tokens';
+import { effectiveScopes, TOKEN_FACTS_COLUMNS, type TokenLiveness, tokenLivenessSql } from '../platform/tokens';
 import type { Services } from '../services/container';
-import { type FoldedSpend, foldedSpendSql, type Quota, type RateDecision } from '../services/rate-limit';
+import type { FoldedSpend, Quota, RateDecision } from '../services/rate-limit';
 
 /** Who a valid access token acts for. */
 export interface Principal {
@@ -52,6 +51,8 @@ interface TokenContextRow {
   app_api_version: string | null;
   routing_state: string;
   route_epoch: number;
+  /** The token's state now, by the liveness rule. */
+  liveness: TokenLiveness;
 }
 
 const unauthenticated = (message: string) => new ApiError('UNAUTHENTICATED', message);
@@ -63,10 +64,8 @@ function bearerOf(header: string | undefined): string {
 }
 
 const TOKEN_CONTEXT_COLUMNS = `
-  t.id as token_id, t.store_id as token_store_id, t.expires_at, t.revoked_at as token_revoked_at, t.first_used_at,
-  g.revoked_at as grant_revoked_at, g.generation as grant_generation, g.scopes as grant_scopes,
-  i.id as installation_id, i.status as installation_status, i.generation as installation_generation,
-  i.granted_scopes as installation_scopes, i.installed_at, i.grant_revision, i.version_id,
+  t.id as token_id, t.store_id as token_store_id, t.first_used_at, ${TOKEN_FACTS_COLUMNS}, g.scopes as grant_scopes,
+  i.id as installation_id, i.granted_scopes as installation_scopes, i.installed_at, i.grant_revision, i.version_id,
   a.id as app_id, a.name as app_name, a.auth_epoch, a.api_version as app_api_version, s.routing_state, s.route_epoch`;
 
 const TOKENS_WITH_CONTEXT = `
@@ -76,33 +75,39 @@ const TOKENS_WITH_CONTEXT = `
   join apps a on a.id = i.app_id
   join stores s on s.id = t.store_id`;
 
-/** One query (every request makes it, so it is plain SQL): the token with its grant, installation, app and store. */
-const TOKEN_CONTEXT_SQL = `select ${TOKEN_CONTEXT_COLUMNS} ${TOKENS_WITH_CONTEXT} where t.token_hash = ? and t.kind = 'access'`;
+/**
+ * One statement (every request makes it, so it is plain SQL): the token with its grant,
+ * installation, app and store, judged now by the liveness rule (platform/tokens).
+ */
+const TOKEN_CONTEXT_SQL = `select context.*, ${tokenLivenessSql('context')} as liveness from (
+  select ${TOKEN_CONTEXT_COLUMNS} ${TOKENS_WITH_CONTEXT} where t.token_hash = :token_hash and t.kind = 'access') context`;
 
 /**
- * The checks of {@link authenticateBearer} that let a request through, in SQL over the token's
- * context: a live token (platform/tokens, the one rule), for this store, not moving. A request
- * refused with 401, 404 or 503 spends no quota.
+ * The checks of {@link authenticateBearer} that let a request through, in SQL over the judged
+ * context: a live token, for this store, not moving. A request refused with 401, 404 or 503 spends
+ * no quota.
  */
-const LIVE_FOR_THE_STORE = `${liveTokenSql('context')}
-  and context.token_store_id = :store_id and context.routing_state <> 'migrating'`;
+const LETS_THROUGH = "judged.liveness = 'live' and judged.token_store_id = :store_id and judged.routing_state <> 'migrating'";
 
-/**
- * On PostgreSQL, the token's context and the installation's quota in one round trip: the quota is
- * spent in the same statement when the token lets the request through
- * (docs/decisions/0066-postgresql-read-path.md).
- */
-const TOKEN_CONTEXT_SPENDING_SQL = `
-  with context as (select ${TOKEN_CONTEXT_COLUMNS} ${TOKENS_WITH_CONTEXT} where t.token_hash = :token_hash and t.kind = 'access'),
-       spent as (${foldedSpendSql('context', 'context.installation_id', LIVE_FOR_THE_STORE)})
-  select context.*, spent.points as quota_points, spent.expire as quota_expire from context left join spent on true`;
+/** The token's statement with the installation's quota spent in it (one text for every quota: built once per fold). */
+const spendingSqlByFold = new WeakMap<FoldedSpend, string>();
 
-interface SpendingRow extends TokenContextRow {
-  quota_points: number | null;
-  quota_expire: number | null;
+function spendingSqlOf(fold: FoldedSpend): string {
+  let sql = spendingSqlByFold.get(fold);
+  if (sql === undefined) {
+    sql = `with judged as (${TOKEN_CONTEXT_SQL}), spent as (${fold.sql('judged', 'judged.installation_id', LETS_THROUGH)})
+      select judged.*, spent.points as quota_points, spent.expire as quota_expire from judged left join spent on true`;
+    spendingSqlByFold.set(fold, sql);
+  }
+  return sql;
 }
 
-/** What the token's statement answered: its context, the quota's decision when it spent it, the first read's rows when they came along. */
+interface SpendingRow extends TokenContextRow {
+  quota_points?: number | null;
+  quota_expire?: number | null;
+}
+
+/** What the token's statement answered: its context, the quota's decision when it spent it, the first read's rows. */
 interface LoadedContext {
   row: TokenContextRow | undefined;
   spent?: RateDecision;
@@ -110,8 +115,9 @@ interface LoadedContext {
 }
 
 /**
- * The token's context; on PostgreSQL with the installation's quota spent in the same statement, and
- * the operation's first read in the same round trip.
+ * The token's context with the operation's first read, together (on PostgreSQL in one round trip,
+ * docs/decisions/0066-postgresql-read-path.md), and where the database counts quotas (PostgreSQL)
+ * with the installation's quota spent in the token's own statement.
  */
 async function loadTokenContext(
   services: Services,
@@ -119,28 +125,22 @@ async function loadTokenContext(
   storeId: string,
   now: number,
   fold: FoldedSpend | undefined,
-  firstReadOf: (() => ReadAhead['statement'] | undefined) | undefined,
+  firstRead: Statement | undefined,
 ): Promise<LoadedContext> {
-  if (!fold) {
-    const [row] = await selectRows<TokenContextRow>(services.db, TOKEN_CONTEXT_SQL, [tokenHash]);
-    return { row };
-  }
-  const firstRead = firstReadOf?.();
-  const bindings = { token_hash: tokenHash, store_id: storeId, now, ...fold.bindings() };
-  const [[row], readRows] = (await preparedRowSets(services.db, [
-    { sql: TOKEN_CONTEXT_SPENDING_SQL, params: bindings },
-    ...(firstRead ? [firstRead] : []),
-  ])) as [SpendingRow[], unknown[] | undefined];
-  const readAhead = firstRead && readRows ? { statement: firstRead, rows: readRows } : undefined;
-  if (row?.quota_points == null || row.quota_expire == null) return { row, readAhead };
-  return { row, spent: fold.decisionOf(row.quota_points, row.quota_expire), readAhead };
+  const token: Statement = fold
+    ? { sql: spendingSqlOf(fold), params: { token_hash: tokenHash, store_id: storeId, now, ...fold.bindings() } }
+    : { sql: TOKEN_CONTEXT_SQL, params: { token_hash: tokenHash, now }, fresh: true };
+  const [[row], readRows] = (await selectTogether(services.db, firstRead ? [token, firstRead] : [token])) as [SpendingRow[], unknown[] | undefined];
+  const readAhead = readRows ? { rows: readRows } : undefined;
+  if (row?.quota_points == null || row.quota_expire == null) return { row, ...(readAhead ? { readAhead } : {}) };
+  return { row, spent: fold?.decisionOf(row.quota_points, row.quota_expire), ...(readAhead ? { readAhead } : {}) };
 }
 
 /** A token that lets the request through, and the decision of the installation's quota (spent, whatever it says). */
 export interface Authenticated {
   principal: Principal;
   quota: RateDecision;
-  /** The rows of the first read asked for, when they came with the token's statement (PostgreSQL). */
+  /** The rows of the operation's first read, read with the token's statement. */
   readAhead?: ReadAhead;
 }
 
@@ -149,24 +149,23 @@ export interface Authenticated {
  * installation's current generation, 404 STORE_NOT_FOUND for another store's path, 503 while the
  * store moves. A token that lets the request through spends one request of the installation's
  * quota, whose decision the caller answers; scopes are checked after it ({@link requireScopes}), so
- * rate limiting comes first. `firstRead` gives a statement for this path's store that goes to
- * PostgreSQL in the same round trip (it is not asked for elsewhere); its rows are answered only with
- * a token that lets the request through.
+ * rate limiting comes first. `firstRead` gives a statement for this path's store that is read with
+ * the token's (on PostgreSQL in the same round trip); its rows are answered only with a token that
+ * lets the request through.
  */
 export async function authenticateBearer(
   services: Services,
   header: string | undefined,
   storeId: string,
   quota: Quota,
-  firstRead?: () => ReadAhead['statement'] | undefined,
+  firstRead?: () => Statement | undefined,
 ): Promise<Authenticated> {
   const presented = checkSecret('accessToken', bearerOf(header));
   if (!presented.ok) throw unauthenticated('The access token is not a store API access token (svc_at_…).');
   const now = services.clock.now();
-  const { row, spent, readAhead } = await loadTokenContext(services, presented.hash, storeId, now, services.limiter.folded(quota), firstRead);
+  const { row, spent, readAhead } = await loadTokenContext(services, presented.hash, storeId, now, services.limiter.folded(quota), firstRead?.());
   if (!row) throw unauthenticated('The access token is unknown.');
-  const liveness = livenessOf(contextFactsOf(row), now);
-  if (liveness !== 'live') throw unauthenticated(NOT_LIVE_MESSAGES[liveness]);
+  if (row.liveness !== 'live') throw unauthenticated(NOT_LIVE_MESSAGES[row.liveness]);
   if (row.token_store_id !== storeId) throw new ApiError('STORE_NOT_FOUND', 'The access token is not bound to this store.');
   if (row.routing_state === 'migrating') throw storeMigrating();
   if (row.first_used_at === null) await services.db('tokens').where({ id: row.token_id, first_used_at: null }).update({ first_used_at: now });
@@ -175,32 +174,14 @@ export async function authenticateBearer(
   return readAhead ? { principal: principalOfRow(row), quota: decision, readAhead } : { principal: principalOfRow(row), quota: decision };
 }
 
-/** The token's context as the liveness rule reads it. */
-const contextFactsOf = (row: TokenContextRow): TokenLivenessFacts => ({
-  tokenRevokedAt: row.token_revoked_at,
-  grantRevokedAt: row.grant_revoked_at,
-  expiresAt: row.expires_at,
-  installationStatus: row.installation_status,
-  grantGeneration: row.grant_generation,
-  installationGeneration: row.installation_generation,
-});
-
 const NOT_LIVE_MESSAGES = {
   revoked: 'The access token was revoked.',
   expired: 'The access token expired (access tokens live 900 seconds); refresh it.',
   earlier_installation: 'The access token belongs to an earlier installation of the app.',
 } as const;
 
-/**
- * Principals already made from token rows: the SQLite reader hands out the same row object while
- * nothing is committed, so the scopes are not parsed again on every request. Principals are read-only.
- */
-const principalsOfRows = new WeakMap<TokenContextRow, Principal>();
-
 function principalOfRow(row: Readonly<TokenContextRow>): Principal {
-  const known = principalsOfRows.get(row);
-  if (known) return known;
-  const principal: Principal = {
+  return {
     tokenId: row.token_id,
     appId: row.app_id,
     appName: row.app_name,
@@ -215,8 +196,6 @@ function principalOfRow(row: Readonly<TokenContextRow>): Principal {
     routeEpoch: row.route_epoch,
     scopes: new Set(effectiveScopes(fromJsonList(row.grant_scopes), fromJsonList(row.installation_scopes))),
   };
-  principalsOfRows.set(row, principal);
-  return principal;
 }
 
 function insufficientScope(needed: readonly string[]): ApiError {

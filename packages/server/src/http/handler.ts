@@ -4,7 +4,7 @@ import { etagOf, requireCurrent, type TaggedResource } from '../core/etag';
 import { rowIdOf } from '../core/ids';
 import type { ListRequest, PageRequest, Pager } from '../core/paging';
 import { eventTraceOf, type RequestTrace } from '../core/trace-context';
-import type { ReadAhead } from '../db/reads';
+import type { ReadAhead, Statement } from '../db/reads';
 import type { Db } from '../db/transactions';
 import { type Actor, anyVersion, type Precondition } from '../domain/common/actor';
 import type { App } from '../platform/apps';
@@ -93,9 +93,10 @@ export type Handler<K extends OperationId> = ((context: HandlerContext<K>) => Pr
   readonly outsideTransaction?: true;
   /**
    * The operation's first read, from the request's path, query, store and pager (undefined when
-   * they name nothing to read). On PostgreSQL it goes to the database in the round trip of the bearer token's statement,
-   * and the handler finds its rows in `context.readAhead`; they are used only once the token let
-   * the request through, for the token's own store (docs/decisions/0066-postgresql-read-path.md).
+   * they name nothing to read). It is read with the bearer token's statement (on PostgreSQL in the
+   * same round trip), and the handler finds its rows in `context.readAhead`, which it hands to the
+   * domain read that would have made them; they are used only once the token let the request
+   * through, for the token's own store (docs/decisions/0066-postgresql-read-path.md).
    */
   readonly firstRead?: FirstRead<K>;
 };
@@ -112,7 +113,7 @@ export interface FirstReadRequest<K extends OperationId> {
  * The statement an operation reads first. It may throw what its handler would answer (a bad cursor):
  * the request is then not read ahead, and the handler refuses it.
  */
-export type FirstRead<K extends OperationId> = (request: FirstReadRequest<K>) => ReadAhead['statement'] | undefined;
+export type FirstRead<K extends OperationId> = (request: FirstReadRequest<K>) => Statement | undefined;
 
 /** A handler whose first read goes with the bearer token's statement ({@link Handler.firstRead}). */
 export function readingFirst<K extends OperationId>(firstRead: FirstRead<K>, handler: (context: HandlerContext<K>) => Promise<HandlerResult<K>>): Handler<K> {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Knex } from 'knex';
 import type { Clock } from '../core/clock';
 import { type RequestTrace, traceOfRequest } from '../core/trace-context';
 import { noteRequestArrival } from '../db/reads';
@@ -26,9 +27,9 @@ export function keptRequestId(header: string | string[] | undefined): string | u
  * echoed in the `X-Request-Id` answer header and logged beside it; without one, the header carries
  * the UUID. The trace: W3C `traceparent`/`tracestate` (core/trace-context).
  */
-export function requestContext(clock: Clock): RequestHandler {
+export function requestContext(clock: Clock, db: Knex): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
-    noteRequestArrival();
+    noteRequestArrival(db);
     const requestId = randomUUID();
     const callerRequestId = keptRequestId(req.headers['x-request-id']);
     res.locals.requestId = requestId;

@@ -2,10 +2,9 @@ import { type OperationEntry, type OperationId, operationTable } from '@svc/cont
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { isApiError } from '../core/errors';
 import { emptyRecord } from '../core/records';
-import type { ReadAhead } from '../db/reads';
+import type { ReadAhead, Statement } from '../db/reads';
 import { authenticateBasic } from '../oauth/client-auth';
 import type { App } from '../platform/apps';
-import { serviceKey } from '../platform/service-keys';
 import type { Services } from '../services/container';
 import type { IdempotencyOutcome } from '../services/metrics';
 import { type Quota, type RateDecision, rateLimited } from '../services/rate-limit';
@@ -77,7 +76,7 @@ async function spendQuota(services: Services, res: Response, quota: Quota, key: 
  * The statement of the operation's first read for this request, or none: a request its handler will
  * refuse (a bad cursor or filter) is not read ahead, and the handler answers the refusal.
  */
-function firstStatementOf(firstRead: FirstRead<OperationId>, request: FirstReadRequest<OperationId>): ReadAhead['statement'] | undefined {
+function firstStatementOf(firstRead: FirstRead<OperationId>, request: FirstReadRequest<OperationId>): Statement | undefined {
   try {
     return firstRead(request);
   } catch {
@@ -100,7 +99,6 @@ async function identify(
 ): Promise<Caller> {
   if (entry.auth === 'bearer') {
     const storeId = String(req.params.storeId);
-    // Built only where the database reads ahead (PostgreSQL): SQLite's reads cost no round trip.
     const firstRead =
       readAheadWith &&
       (() =>
@@ -132,9 +130,9 @@ async function identify(
   return {};
 }
 
-/** The server's HMAC keys, created once per database and cached by serviceKey (never fetched inside a transaction). */
+/** The server's HMAC keys, created once per database and kept by the services' keys (never fetched inside a transaction). */
 async function serverKeys(services: Services): Promise<ServerKeys> {
-  const [etag, cursor] = await Promise.all([serviceKey(services.db, 'etag', services.clock), serviceKey(services.db, 'cursor', services.clock)]);
+  const [etag, cursor] = await Promise.all([services.serviceKeys.get('etag'), services.serviceKeys.get('cursor')]);
   return { etag, cursor };
 }
 

@@ -1,7 +1,8 @@
 import type { components } from '@svc/contract';
-import { effectiveScopes, grantScopes } from '../platform/tokens';
+import type { Db } from '../db/transactions';
+import { effectiveScopes, grantScopes, livenessOfToken } from '../platform/tokens';
 import type { Deps } from '../services/container';
-import { findPresentedToken, livenessOfPresented, type PresentedToken, type PresentedTokenBody } from './presented-tokens';
+import { findPresentedToken, type PresentedToken, type PresentedTokenBody } from './presented-tokens';
 
 export type TokenIntrospection = components['schemas']['TokenIntrospection'];
 
@@ -16,9 +17,9 @@ const seconds = (ms: number): number => Math.floor(ms / 1000);
  * refresh token when the token endpoint would exchange it (live, not exchanged already, and of the
  * installation's current grant revision, else the refresh is RECONSENT_REQUIRED).
  */
-function isActiveFor(found: PresentedToken, appId: string, now: number): boolean {
+async function isActiveFor(db: Db, found: PresentedToken, appId: string, now: number): Promise<boolean> {
   const { token, grant, installation } = found;
-  if (grant.app_id !== appId || livenessOfPresented(found, now) !== 'live') return false;
+  if (grant.app_id !== appId || (await livenessOfToken(db, token.id, now)) !== 'live') return false;
   return token.kind === 'access' || (token.consumed_at === null && installation?.grantRevision === grant.grant_revision);
 }
 
@@ -29,7 +30,7 @@ function isActiveFor(found: PresentedToken, appId: string, now: number): boolean
  */
 export async function introspectToken(deps: Deps & { readonly issuer: string }, appId: string, body: PresentedTokenBody): Promise<TokenIntrospection> {
   const found = await findPresentedToken(deps.db, body.token);
-  if (!found?.installation || !isActiveFor(found, appId, deps.clock.now())) return INACTIVE;
+  if (!found?.installation || !(await isActiveFor(deps.db, found, appId, deps.clock.now()))) return INACTIVE;
   const { token, grant, installation } = found;
   const access = token.kind === 'access';
   const scopes = access ? effectiveScopes(grantScopes(grant), installation.scopes) : grantScopes(grant);

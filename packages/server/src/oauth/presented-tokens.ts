@@ -1,7 +1,7 @@
 import { checkSecret } from '../credentials/secrets';
 import type { Db } from '../db/transactions';
 import { findInstallation, type Installation } from '../platform/installations';
-import { findGrant, type Grant, livenessFactsOf, livenessOf, type TokenLiveness, type TokenRow } from '../platform/tokens';
+import { findGrant, type Grant, type TokenRow } from '../platform/tokens';
 
 /**
  * A token a client presents to the revocation or introspection endpoint (RFC 7009, RFC 7662): any
@@ -39,7 +39,3 @@ export async function findPresentedToken(db: Db, presented: string): Promise<Pre
   if (!token || !grant) return undefined;
   return { token, grant, installation: await findInstallation(db, grant.installation_id) };
 }
-
-/** Whether the token still works, by the one rule (platform/tokens) the bearer check and the token endpoint use. */
-export const livenessOfPresented = ({ token, grant, installation }: PresentedToken, now: number): TokenLiveness =>
-  livenessOf(livenessFactsOf(token, grant, installation), now);

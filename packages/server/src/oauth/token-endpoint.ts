@@ -7,7 +7,7 @@ import type { Db } from '../db/transactions';
 import { inTransaction } from '../db/transactions';
 import { findInstallation } from '../platform/installations';
 import { storeMigrating } from '../platform/stores';
-import { findGrant, type Grant, issuePair, livenessFactsOf, livenessOf, liveTokens, operationTokensUsed, revokeGrant, type TokenRow } from '../platform/tokens';
+import { findGrant, type Grant, issuePair, livenessOfToken, liveTokens, operationTokensUsed, revokeGrant, type TokenRow } from '../platform/tokens';
 import type { Deps } from '../services/container';
 import { type ExpiryRule, LATE_USE_EXPLAINED_MS } from '../services/housekeeping';
 import {
@@ -163,8 +163,7 @@ async function exchangeCode(trx: Db, now: number, appId: string, operationId: st
 async function liveGrantOf(trx: Db, now: number, appId: string, token: TokenRow): Promise<Grant | undefined> {
   const grant = await findGrant(trx, token.grant_id);
   if (!grant || grant.app_id !== appId) return undefined;
-  const installation = await findInstallation(trx, grant.installation_id);
-  return livenessOf(livenessFactsOf(token, grant, installation), now) === 'live' ? grant : undefined;
+  return (await livenessOfToken(trx, token.id, now)) === 'live' ? grant : undefined;
 }
 
 /**

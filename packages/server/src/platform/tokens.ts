@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { ACCESS_SECONDS } from '../core/limits';
 import { hashSecret, issueSecret } from '../credentials/secrets';
 import { fromJsonList } from '../db/json-lists';
+import { selectRows } from '../db/reads';
 import type { Db } from '../db/transactions';
 
 /** A refresh token lives 30 days from the refresh that issued it. */
@@ -45,60 +46,42 @@ export interface IssuedPair {
 
 export const grantScopes = (grant: Grant): string[] => fromJsonList(grant.scopes);
 
-/**
- * What decides whether an issued token still works, wherever it is judged: the store API's bearer
- * check (http/bearer), a refresh (oauth/token-endpoint) and introspection (oauth/introspection).
- */
-export interface TokenLivenessFacts {
-  readonly tokenRevokedAt: number | null;
-  readonly grantRevokedAt: number | null;
-  readonly expiresAt: number;
-  /** The installation's status, undefined when it is gone. */
-  readonly installationStatus: string | undefined;
-  /** The installation generation the token's grant was issued for. */
-  readonly grantGeneration: number;
-  /** The installation's current generation, undefined when it is gone. */
-  readonly installationGeneration: number | undefined;
-}
-
 /** A token's state, in the order the checks are made (the first that fails is the answer). */
 export type TokenLiveness = 'live' | 'revoked' | 'expired' | 'earlier_installation';
 
 /**
- * The one rule for a live token: neither it nor its grant revoked, not expired, and of the
- * installation's current generation while the app is installed (a reinstall or an uninstall ends
- * every token of the earlier generation). {@link liveTokenSql} is the same rule in SQL.
+ * What decides whether an issued token still works, as columns of one row: the token's own
+ * (`token_revoked_at`, `expires_at`), its grant's (`grant_revoked_at`, `grant_generation`) and its
+ * installation's (`installation_status`, `installation_generation`, null once it is gone).
  */
-export function livenessOf(facts: TokenLivenessFacts, now: number): TokenLiveness {
-  if (facts.tokenRevokedAt !== null || facts.grantRevokedAt !== null) return 'revoked';
-  if (now >= facts.expiresAt) return 'expired';
-  if (facts.installationStatus !== 'installed' || facts.grantGeneration !== facts.installationGeneration) return 'earlier_installation';
-  return 'live';
-}
-
-/** The facts of a token row, its grant and its installation (`undefined` when gone), as {@link livenessOf} reads them. */
-export const livenessFactsOf = (
-  token: Pick<TokenRow, 'revoked_at' | 'expires_at'>,
-  grant: Pick<Grant, 'revoked_at' | 'generation'>,
-  installation: { readonly status: string; readonly generation: number } | undefined,
-): TokenLivenessFacts => ({
-  tokenRevokedAt: token.revoked_at,
-  grantRevokedAt: grant.revoked_at,
-  expiresAt: token.expires_at,
-  installationStatus: installation?.status,
-  grantGeneration: grant.generation,
-  installationGeneration: installation?.generation,
-});
+export const TOKEN_FACTS_COLUMNS = `t.revoked_at as token_revoked_at, t.expires_at, g.revoked_at as grant_revoked_at, g.generation as grant_generation,
+  i.status as installation_status, i.generation as installation_generation`;
 
 /**
- * {@link livenessOf} as an SQL condition over a row (or CTE) `alias` whose columns are the facts in
- * snake case (`token_revoked_at`, `grant_revoked_at`, `expires_at`, `installation_status`,
- * `grant_generation`, `installation_generation`), with `:now` bound: for statements that judge a
- * token in the database (the bearer check's PostgreSQL round trip).
+ * The one rule for a live token, wherever it is judged (the store API's bearer check, a refresh,
+ * introspection): neither it nor its grant revoked, not expired at `:now`, and of the installation's
+ * current generation while the app is installed (a reinstall or an uninstall ends every token of
+ * the earlier generation). It is SQL over a row (or CTE) `alias` with the facts' columns
+ * ({@link TOKEN_FACTS_COLUMNS}), giving the token's {@link TokenLiveness}: so that a statement can
+ * judge a token in the database, and spend a quota only for a live one in the same round trip
+ * (docs/decisions/0066-postgresql-read-path.md).
  */
-export const liveTokenSql = (alias: string): string =>
-  `${alias}.token_revoked_at is null and ${alias}.grant_revoked_at is null and ${alias}.expires_at > :now
-  and ${alias}.installation_status = 'installed' and ${alias}.grant_generation = ${alias}.installation_generation`;
+export const tokenLivenessSql = (alias: string): string => `case
+    when ${alias}.token_revoked_at is not null or ${alias}.grant_revoked_at is not null then 'revoked'
+    when ${alias}.expires_at <= :now then 'expired'
+    when ${alias}.installation_status is null or ${alias}.installation_status <> 'installed'
+      or ${alias}.grant_generation <> ${alias}.installation_generation then 'earlier_installation'
+    else 'live' end`;
+
+const TOKEN_LIVENESS_SQL = `select ${tokenLivenessSql('facts')} as liveness from (
+  select ${TOKEN_FACTS_COLUMNS} from tokens t join grants g on g.id = t.grant_id left join installations i on i.id = t.installation_id
+  where t.id = :token_id) facts`;
+
+/** The token's state at `now`, judged by the rule in the database; undefined when the token (or its grant) is gone. */
+export async function livenessOfToken(db: Db, tokenId: string, now: number): Promise<TokenLiveness | undefined> {
+  const [row] = await selectRows<{ liveness: TokenLiveness }>(db, TOKEN_LIVENESS_SQL, { token_id: tokenId, now }, { fresh: true });
+  return row?.liveness;
+}
 
 /** What a token may do: its grant's scopes that are still granted to the installation (a narrowed installation narrows at once). */
 export function effectiveScopes(grantScopesList: readonly string[], installationScopes: readonly string[]): string[] {

@@ -14,9 +14,7 @@ import { answerClientErrors } from '../http/client-errors';
 export const SERVER_TIMEOUTS = { keepAliveMs: 65_000, headersMs: 66_000, requestMs: 30_000 } as const;
 
 /** A start that cannot go on, with the one line that says why. */
-export class StartError extends Error {
-  override readonly name = 'StartError';
-}
+import { StartError } from '../core/start-error';
 
 export interface Listening {
   readonly server: http.Server;

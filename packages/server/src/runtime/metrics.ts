@@ -4,9 +4,10 @@ import type { Knex } from 'knex';
 import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Clock } from '../core/clock';
 import type { MetricsConfig } from '../core/config';
+import { StartError } from '../core/start-error';
+import { poolUsageOf } from '../db/pool';
 import { type Metrics, methodLabel } from '../services/metrics';
 import { outboxBacklog } from '../services/outbox';
-import { StartError } from './http-server';
 
 /**
  * The process's metrics, kept with prom-client in a registry of its own (never the library's global
@@ -127,13 +128,12 @@ function watchDatabase(registry: Registry, db: Knex, clock: Clock): void {
   db.on('query-response', ended(ok));
   db.on('query-error', ended(failed));
 
-  const pool = () => (db.client as { pool?: TarnPool }).pool;
   new Gauge({
     name: 'svc_db_pool_connections_in_use',
     help: 'Database connections checked out of the pool.',
     registers: [registry],
     collect() {
-      this.set(pool()?.numUsed() ?? 0);
+      this.set(poolUsageOf(db).inUse);
     },
   });
   new Gauge({
@@ -141,7 +141,7 @@ function watchDatabase(registry: Registry, db: Knex, clock: Clock): void {
     help: 'Requests for a connection waiting on the pool (all connections in use).',
     registers: [registry],
     collect() {
-      this.set(pool()?.numPendingAcquires() ?? 0);
+      this.set(poolUsageOf(db).waiting);
     },
   });
   // Both outbox gauges come from one query per scrape, shared by their two collect calls.
@@ -173,12 +173,6 @@ function watchDatabase(registry: Registry, db: Knex, clock: Clock): void {
       if (read) this.set(read.oldestAgeSeconds);
     },
   });
-}
-
-/** The part of Knex's pool (tarn) read here. */
-interface TarnPool {
-  numUsed(): number;
-  numPendingAcquires(): number;
 }
 
 export interface MetricsListening {

@@ -2,13 +2,12 @@ import type { Knex } from 'knex';
 import { systemClock } from '../core/clock';
 import { type Config, metricsUrl } from '../core/config';
 import { waitForDatabase } from '../db/availability';
-import { createDatabase, type DatabaseLog, describeDatabase } from '../db/connection';
+import { claimForServer, createDatabase, type DatabaseLog, describeDatabase } from '../db/connection';
 import { migrateToLatest } from '../db/migrate';
 import { type Deps, type Services, servicesFromConfig } from '../services/container';
 import { verifySealingKey } from '../services/sealing-key';
 import { isClusterWorker } from './cluster';
 import type { MetricsListening, MetricsRegistry } from './metrics';
-import { claimDataDirectory, type DataDirectoryClaim } from './one-writer';
 
 /**
  * What a process of the service is for. `server`: the store API, the OAuth server, and (unless
@@ -37,7 +36,7 @@ export interface AssemblyOptions {
  * One process of the service, assembled in one order whatever its role, and taken apart in the
  * reverse one (`close`):
  *
- * 1. the data directory, for a server on SQLite (one server process per directory: one-writer.ts);
+ * 1. the database's claim, for a server (on SQLite one server process per data directory: db/connection.ts);
  * 2. the database, which a server waits for (a compose or Kubernetes start often brings it up
  *    second) and migrates unless a release job does (`DATABASE_MIGRATE_ON_START`);
  * 3. metrics, for a server or a worker when `METRICS_PORT` asks (prom-client is loaded only then);
@@ -71,7 +70,7 @@ interface KeptMetrics {
 }
 
 export async function assembleProcess(role: ProcessRole, config: Config, options: AssemblyOptions = {}): Promise<ServiceProcess> {
-  const claim: DataDirectoryClaim | undefined = role === 'server' && !config.databaseUrl ? claimDataDirectory(config.dataDir) : undefined;
+  const claim = role === 'server' ? claimForServer(config) : undefined;
   const database = createDatabase(config, options.databaseLog ? { log: options.databaseLog } : {});
   let metricsListening: MetricsListening | undefined;
   let closing: Promise<void> | undefined;

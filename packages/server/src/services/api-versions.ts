@@ -26,49 +26,46 @@ function dayOf(now: number): string {
   return lastDay.text;
 }
 
-/** Pairs remembered per database; past this the oldest is forgotten, which costs at most one more write that day. */
+/** Pairs remembered; past this the oldest is forgotten, which costs at most one more write that day. */
 const REMEMBERED_PAIRS = 10_000;
 
-/** Per database (per process): the installation and version pairs already written today, with the day. */
-const writtenByDatabase = new WeakMap<Knex.Client, Map<string, string>>();
-/** Writes under way, per database, so that a test or a stop can wait for them. */
-const pendingByDatabase = new WeakMap<Knex.Client, Set<Promise<void>>>();
-
-/**
- * Notes that an installation called under a version: the first call of the day per pair (in this
- * process) writes a row, every other call only looks at a map. The write is not awaited: a request
- * never waits for, or fails over, this bookkeeping; a write that fails is forgotten, so the next
- * call tries again. Several processes may write the same pair on the same day: the row counts the
- * day once whoever comes first.
- */
-export function noteVersionUse({ db, clock }: Deps, installationId: string, version: string): void {
-  const day = dayOf(clock.now());
-  let written = writtenByDatabase.get(db.client);
-  if (!written) {
-    written = new Map();
-    writtenByDatabase.set(db.client, written);
-  }
-  const pair = `${installationId} ${version}`;
-  if (written.get(pair) === day) return;
-  written.delete(pair); // re-added at the newest end, so the oldest pairs are the ones forgotten
-  if (written.size >= REMEMBERED_PAIRS) written.delete(written.keys().next().value as string);
-  written.set(pair, day);
-  let pending = pendingByDatabase.get(db.client);
-  if (!pending) {
-    pending = new Set();
-    pendingByDatabase.set(db.client, pending);
-  }
-  const write: Promise<void> = recordUse(db, installationId, version, day)
-    .catch(() => {
-      if (written.get(pair) === day) written.delete(pair);
-    })
-    .finally(() => pending.delete(write));
-  pending.add(write);
+/** Which installation called under which date version: the services container holds one per process. */
+export interface VersionUseLog {
+  /**
+   * Notes that an installation called under a version: the first call of the day per pair (in this
+   * process) writes a row, every other call only looks at a map. The write is not awaited: a request
+   * never waits for, or fails over, this bookkeeping; a write that fails is forgotten, so the next
+   * call tries again. Several processes may write the same pair on the same day: the row counts the
+   * day once whoever comes first.
+   */
+  note(installationId: string, version: string): void;
+  /** Waits for the writes under way (tests read what requests recorded). */
+  written(): Promise<void>;
 }
 
-/** Waits for the usage writes under way on this database (tests read what requests recorded). */
-export async function versionUseWritten(db: Knex): Promise<void> {
-  await Promise.all([...(pendingByDatabase.get(db.client) ?? [])]);
+export function versionUseLog({ db, clock }: Deps): VersionUseLog {
+  /** The installation and version pairs already written, with the day. */
+  const written = new Map<string, string>();
+  const pending = new Set<Promise<void>>();
+  return {
+    note(installationId, version) {
+      const day = dayOf(clock.now());
+      const pair = `${installationId} ${version}`;
+      if (written.get(pair) === day) return;
+      written.delete(pair); // re-added at the newest end, so the oldest pairs are the ones forgotten
+      if (written.size >= REMEMBERED_PAIRS) written.delete(written.keys().next().value as string);
+      written.set(pair, day);
+      const write: Promise<void> = recordUse(db, installationId, version, day)
+        .catch(() => {
+          if (written.get(pair) === day) written.delete(pair);
+        })
+        .finally(() => pending.delete(write));
+      pending.add(write);
+    },
+    async written() {
+      await Promise.all([...pending]);
+    },
+  };
 }
 
 async function recordUse(db: Db, installationId: string, version: string, day: string): Promise<void> {

@@ -5,10 +5,11 @@ import { type Clock, systemClock } from '../core/clock';
 import { type Config, ConfigError, type Environment } from '../core/config';
 import { QUOTA_WINDOW_MS } from '../core/limits';
 import { derivedKey, developmentKey, SECRET_KEY_FILE, type Sealer, sealerOf } from '../credentials/sealing';
-import { publishedApiVersions } from './api-versions';
+import { publishedApiVersions, type VersionUseLog, versionUseLog } from './api-versions';
 import { type Metrics, noMetrics } from './metrics';
 import { type Quota, type RateLimiter, rateLimiter } from './rate-limit';
 import { type Readiness, readinessOf } from './readiness';
+import { type ServiceKeys, serviceKeys } from './service-keys';
 import { type AddressPolicy, httpTransport, type Resolver, type WebhookTransport } from './webhook-transport';
 
 /** What every domain function works with: the database and the clock (both injected, never global). */
@@ -44,6 +45,10 @@ export interface Services extends Deps {
   readonly metrics: Metrics;
   /** The OAuth issuer (`PUBLIC_URL`): the metadata document's `issuer`, the `iss` of authorization responses. */
   readonly issuer: string;
+  /** The server's named secrets (ETags, cursors), read once per process. */
+  readonly serviceKeys: ServiceKeys;
+  /** Which installation called under which date version, written once a day per pair. */
+  readonly versionUse: VersionUseLog;
 }
 
 /** The issuer of services made without one (tests, tools): the local server `pnpm start` runs. */
@@ -114,6 +119,8 @@ export function createServices({
     apiVersions,
     metrics,
     issuer,
+    serviceKeys: serviceKeys(db, clock),
+    versionUse: versionUseLog({ db, clock }),
   };
 }
 

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Clock } from '../core/clock';
 import { ConfigError } from '../core/config';
 import { type Sealer, sealedKeyId, sealedUnder, UnreadableSealedValue } from '../credentials/sealing';
-import { pauseBetweenBatches } from '../db/dialect';
+import { pauseBetweenBatches } from '../db/locks';
 import { inTransaction } from '../db/transactions';
 
 /**

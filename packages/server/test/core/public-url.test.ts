@@ -1,10 +1,12 @@
-import knex from 'knex';
 import { loadConfig, settingsTable } from '../../src/core/config';
 import { servicesFromConfig } from '../../src/services/container';
+import { unreadDatabase } from '../support/databases';
 
 const PRODUCTION = { NODE_ENV: 'production', SECRET_KEY: 'a'.repeat(64) };
 
 describe('PUBLIC_URL: the origin clients reach the service at, the OAuth issuer', () => {
+  const db = unreadDatabase();
+
   it('defaults to http://localhost:<PORT>', () => {
     expect(loadConfig({}).publicUrl).toBe('http://localhost:3000');
     expect(loadConfig({ PORT: '8080' }).publicUrl).toBe('http://localhost:8080');
@@ -45,13 +47,8 @@ describe('PUBLIC_URL: the origin clients reach the service at, the OAuth issuer'
   });
 
   it("is the services' issuer, and has a row in the deploy guide's settings table", async () => {
-    const db = knex({ client: 'better-sqlite3', connection: { filename: ':memory:' }, useNullAsDefault: true });
-    try {
-      const config = loadConfig({ PUBLIC_URL: 'https://api.example.com', SECRET_KEY: 'b'.repeat(64) });
-      expect(servicesFromConfig(config, db).issuer).toBe('https://api.example.com');
-    } finally {
-      await db.destroy();
-    }
+    const config = loadConfig({ PUBLIC_URL: 'https://api.example.com', SECRET_KEY: 'b'.repeat(64) });
+    expect(servicesFromConfig(config, db).issuer).toBe('https://api.example.com');
     expect(settingsTable()).toMatch(/^\| `PUBLIC_URL` \| `http:\/\/localhost:<PORT>` \| .*issuer/m);
   });
 });

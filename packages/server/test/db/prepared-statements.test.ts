@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import pg from 'pg';
-import { preparedRowSets, preparedRows } from '../../src/db/prepared-statements';
+import { type Statement, selectRows, selectTogether } from '../../src/db/reads';
+
+/** As the engine runs them outside a transaction (db/postgres/prepared-statements.ts). */
+const preparedRows = <Row>(db: Knex, sql: string, params: Statement['params']) => selectRows<Row>(db, sql, params) as Promise<Row[]>;
+const preparedRowSets = selectTogether;
+
 import { describeOnPostgres } from '../support/databases';
 
 /**

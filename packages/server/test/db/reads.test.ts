@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import type { Knex } from 'knex';
 import { createDatabase } from '../../src/db/connection';
-import { noteRequestArrival, selectRows } from '../../src/db/reads';
+import { noteRequestArrival, selectRows, selectTogether } from '../../src/db/reads';
 import { testDatabases } from '../support/databases';
 
 const READ = 'select id, label from read_probe where id = ?';
@@ -31,16 +31,25 @@ describe.each(testDatabases())('hot-path reads (selectRows) on $name', (testData
     expect(await selectRows(db, READ, [3])).toEqual([]);
   });
 
-  it('takes rows read ahead only for the same statement with the same values; any other statement is read', async () => {
-    const readAhead = { statement: { sql: READ, params: [1] }, rows: [{ id: 1, label: 'read ahead' }] };
-    expect(await selectRows(db, READ, [1], readAhead)).toEqual([{ id: 1, label: 'read ahead' }]);
-    expect(await selectRows(db, READ, [2], readAhead)).toEqual([{ id: 2, label: 'two' }]);
-    expect(await selectRows(db, READ, ['1'], readAhead)).toEqual([{ id: 1, label: 'one' }]);
-    expect(await selectRows(db, `${READ} and label <> ?`, [1, ''], readAhead)).toEqual([{ id: 1, label: 'one' }]);
-    // Inside a transaction a read sees the transaction's writes: rows read before it are never taken.
-    await db.transaction(async (trx) => {
-      expect(await selectRows(trx, READ, [1], readAhead)).toEqual([{ id: 1, label: 'one' }]);
-    });
+  it('reads several statements together, in order, with `?` values or `:name` bindings (a write with `returning` too on PostgreSQL)', async () => {
+    expect(
+      await selectTogether(db, [
+        { sql: READ, params: [2] },
+        { sql: 'select label from read_probe where id = :id or label = :label order by id', params: { id: 1, label: 'two' } },
+      ]),
+    ).toEqual([[{ id: 2, label: 'two' }], [{ label: 'one' }, { label: 'two' }]]);
+  });
+
+  it('keeps a read until the next commit, unless it is fresh: its answer depends on a value bound anew (the instant)', async () => {
+    const [first] = await selectRows<{ id: number }>(db, READ, [1]);
+    const [again] = await selectRows<{ id: number }>(db, READ, [1]);
+    const [fresh] = await selectRows<{ id: number }>(db, READ, [1], { fresh: true });
+    expect(fresh).toEqual(first);
+    if (testDatabase.name === 'sqlite') {
+      expect(again).toBe(first); // the same kept row, handed to every caller: frozen, so none can change another's
+      expect(Object.isFrozen(first)).toBe(true);
+      expect(fresh).not.toBe(first);
+    }
   });
 
   it('reads again after every commit: a repeated read never answers what was there before', async () => {
@@ -76,7 +85,7 @@ describe.each(testDatabases())('hot-path reads (selectRows) on $name', (testData
       try {
         expect(await labelOf(db, 2)).toBe('two');
         elsewhere.prepare('update read_probe set label = ? where id = ?').run('zwei', 2);
-        noteRequestArrival();
+        noteRequestArrival(db);
         expect(await labelOf(db, 2)).toBe('zwei');
       } finally {
         elsewhere.close();

@@ -6,7 +6,6 @@ import { runCli } from '../../src/cli/run';
 import { apiVersionRegistry } from '../../src/core/api-versions';
 import { createDispatcher } from '../../src/jobs/webhook-dispatcher';
 import { findInstallationOf } from '../../src/platform/installations';
-import { versionUseWritten } from '../../src/services/api-versions';
 import { testDatabases } from '../support/databases';
 import { type AppFixture, approveAndGetCode, createTestApp, createTestStore, installWithTokens, type StoreFixture, suiteHarness } from '../support/harness';
 import { codeBody, postToken } from '../support/token-client';
@@ -274,7 +273,7 @@ describe.each(testDatabases())('date versions on $name', (testDatabase) => {
       await me(token, DEPRECATED);
       await me(token, DEPRECATED);
       await me(token);
-      await versionUseWritten(h.db);
+      await h.services.versionUse.written();
       const rows = () => h.db('api_version_usage').where({ installation_id: installationId }).orderBy('api_version');
       expect(await rows()).toEqual([
         expect.objectContaining({ api_version: DEPRECATED, first_seen_day: '2026-11-22', last_seen_day: '2026-11-22', days_seen: 1 }),
@@ -283,7 +282,7 @@ describe.each(testDatabases())('date versions on $name', (testDatabase) => {
       // The rest of the day costs no write: a row taken away is not written again until the next day.
       await h.db('api_version_usage').where({ installation_id: installationId, api_version: CURRENT }).delete();
       await me(token);
-      await versionUseWritten(h.db);
+      await h.services.versionUse.written();
       expect((await rows()).map((row) => row.api_version)).toEqual([DEPRECATED]);
 
       const today = h.clock.now();
@@ -292,7 +291,7 @@ describe.each(testDatabases())('date versions on $name', (testDatabase) => {
         const later = await installWithTokens(h, store, client, ['products:read', 'products:write']);
         await me(later.access_token, DEPRECATED);
         await me(later.access_token);
-        await versionUseWritten(h.db);
+        await h.services.versionUse.written();
         expect(await rows()).toEqual([
           expect.objectContaining({ api_version: DEPRECATED, first_seen_day: '2026-11-22', last_seen_day: '2026-11-24', days_seen: 2 }),
           expect.objectContaining({ api_version: CURRENT, first_seen_day: '2026-11-24', last_seen_day: '2026-11-24', days_seen: 1 }),
@@ -307,7 +306,7 @@ describe.each(testDatabases())('date versions on $name', (testDatabase) => {
       const fresh = await installed();
       await me(stale.token, DEPRECATED);
       await me(fresh.token, CURRENT);
-      await versionUseWritten(h.db);
+      await h.services.versionUse.written();
 
       const report = await svc(['api-version', 'usage', '--deprecated', '--json']);
       expect(report.code).toBe(0);

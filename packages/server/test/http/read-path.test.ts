@@ -1,5 +1,4 @@
 import pg from 'pg';
-import { versionUseWritten } from '../../src/services/api-versions';
 import { getProductCall, listProductsCall, openShop, seedProducts } from '../support/catalog-products';
 import { describeOnPostgres, testDatabases } from '../support/databases';
 import { suiteHarness } from '../support/harness';
@@ -23,7 +22,7 @@ describe.each(testDatabases())('the round trips of a product read on $name', (te
     // prepares each statement on its first run: not the steady state.
     expect((await getProductCall(h.app, shop.storeId, token, id)).status).toBe(200);
     expect((await listProductsCall(h.app, shop.storeId, token)).status).toBe(200);
-    await versionUseWritten(h.db);
+    await h.services.versionUse.written();
 
     /** The statements and the round trips (Sync messages: one ends each) of a products.get and a products.list. */
     const readBoth = async () => {

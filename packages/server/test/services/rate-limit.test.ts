@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { ApiError } from '../../src/core/errors';
 import { migrateToLatest } from '../../src/db/migrate';
 import { errorHeaders, rateLimitHeaders } from '../../src/http/protocol-headers';
-import { API_QUOTAS_TABLE, foldedSpendSql, type Quota, type RateLimiter, rateLimited, rateLimiter } from '../../src/services/rate-limit';
+import { API_QUOTAS_TABLE, type Quota, type RateLimiter, rateLimited, rateLimiter } from '../../src/services/rate-limit';
 import { describeOnPostgres, type TestDatabase, testDatabases } from '../support/databases';
 import { shiftableSystemTime } from '../support/system-time';
 
@@ -52,7 +52,7 @@ describe.each(testDatabases())('API quotas on $name', (testDatabase) => {
     });
   });
 
-  it('refuse a window that is not whole seconds (the library counts seconds)', async () => {
+  it('refuse a window that is not whole seconds (the RateLimit fields count seconds)', async () => {
     await onDatabase(
       testDatabase,
       async (db) => {
@@ -80,14 +80,14 @@ describe.each(testDatabases('sqlite'))('API quotas on $name (one server process)
 describeOnPostgres('API quotas on PostgreSQL (several instances)', (testDatabase) => {
   const systemTime = shiftableSystemTime();
 
-  it("count a spend folded into the caller's own statement together with the library's, in the same row", async () => {
+  it("count a spend folded into the caller's own statement together with `take`'s, in the same row", async () => {
     await onDatabase(testDatabase, async (db) => {
       const limiter = rateLimiter(db);
       const fold = limiter.folded(quota);
       if (!fold) throw new Error('PostgreSQL folds quota spends');
       /** One spend for `key` when `live` is 'yes', as the bearer token's statement makes it. */
       const foldedSpend = async (key: string, live: 'yes' | 'no') => {
-        const sql = `with source as (select :key as key, :live as live), spent as (${foldedSpendSql('source', 'source.key', "source.live = 'yes'")})
+        const sql = `with source as (select :key as key, :live as live), spent as (${fold.sql('source', 'source.key', "source.live = 'yes'")})
           select points, expire from spent`;
         const { rows } = (await db.raw(sql, { key, live, ...fold.bindings() })) as { rows: { points: number; expire: number }[] };
         const [row] = rows;

@@ -92,3 +92,18 @@ function postgres(url: string): TestDatabase {
     },
   };
 }
+
+/**
+ * An SQLite database in a directory of its own, for a suite that needs services but never reads
+ * (the docs site): opened as the service opens one, so that it has its engine. Closed, and its
+ * directory removed, after the suite.
+ */
+export function unreadDatabase(): Knex {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-unread-'));
+  const db = createDatabase({ databaseUrl: undefined, dataDir: dir });
+  afterAll(async () => {
+    await db.destroy();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return db;
+}

@@ -1,8 +1,8 @@
-import knex, { type Knex } from 'knex';
+import type { Knex } from 'knex';
 import { type ApiError, isApiError } from '../../src/core/errors';
+import { openAgain } from '../../src/db/connection';
 import { migrateToLatest } from '../../src/db/migrate';
 import { up as storeApiUp } from '../../src/db/migrations/003_store_api';
-import { waitForWriteLock } from '../../src/db/sqlite-writers';
 import type { TestDatabase } from './databases';
 
 /** Opens the suite's database with the store API's tables (003 applied even before index.ts lists it). */
@@ -14,13 +14,7 @@ export async function openStoreApiDatabase(testDatabase: TestDatabase): Promise<
 }
 
 /** A second server instance on the same database: its own connection pool, same configuration. */
-export function anotherInstance(db: Knex): Knex {
-  const { config } = db.client as { config: Knex.Config };
-  const other = knex(config);
-  // The configuration sets SQLite's own busy timeout to 0: the waiting is createDatabase's.
-  if (config.client === 'better-sqlite3') waitForWriteLock(other);
-  return other;
-}
+export const anotherInstance = (db: Knex): Knex => openAgain(db);
 
 function asApiError(error: unknown): ApiError {
   if (!isApiError(error)) throw new Error(`Expected an ApiError, got ${String(error)}`);

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { ApiError } from '../../core/errors';
-import { lockRows } from '../../db/dialect';
+import { lockRows } from '../../db/locks';
 import { brokenUniqueIndex, type Db, insertedId, inTransaction } from '../../db/transactions';
 import { type DomainEvent, recordEvent } from '../../services/outbox';
 import type { Actor, Precondition } from './actor';

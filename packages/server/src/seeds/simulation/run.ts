@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { ManualClock } from '../../core/clock';
 import { ApiError } from '../../core/errors';
-import { pauseBetweenBatches } from '../../db/dialect';
+import { pauseBetweenBatches } from '../../db/locks';
 import type { Db } from '../../db/transactions';
 import { inTransaction } from '../../db/transactions';
 import { adjustInventory } from '../../domain/catalog/inventory/changes';

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { ApiError } from '../../../core/errors';
 import { rowIdOf } from '../../../core/ids';
-import { lockForTransaction } from '../../../db/dialect';
+import { lockForTransaction } from '../../../db/locks';
 import type { Db } from '../../../db/transactions';
 import type { Actor, Precondition } from '../../common/actor';
 import { sentColumns, type UpdateColumns } from '../../common/columns';

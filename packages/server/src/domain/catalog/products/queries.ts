@@ -11,7 +11,7 @@ import {
   type Walk,
   walkOrder,
 } from '../../../core/paging';
-import { type ReadAhead, SqlConditions, type SqlValue, selectRows } from '../../../db/reads';
+import { type ReadAhead, SqlConditions, type SqlValue, type Statement, selectRows } from '../../../db/reads';
 import type { Db } from '../../../db/transactions';
 import { slugConflict } from '../../common/slugs';
 import { likeContaining, nameKeyOf } from '../../common/text';
@@ -32,12 +32,12 @@ const PRODUCT_SQL = `select p.*, c.name as category_name ${FROM_PRODUCTS_WITH_CA
 const PAGE_SQL = `select ${VIEW_COLUMNS.map((column) => `p.${column}`).join(', ')}, c.name as category_name ${FROM_PRODUCTS_WITH_CATEGORY}`;
 
 /** The statement that reads the store's product with its category's name (what products.get reads ahead). */
-export const productRead = (storeId: string, id: number): { sql: string; params: readonly SqlValue[] } => ({ sql: PRODUCT_SQL, params: [storeId, id] });
+export const productRead = (storeId: string, id: number): Statement => ({ sql: PRODUCT_SQL, params: [storeId, id] });
 
 /** The store's product with its category's name; undefined when absent or another store's. */
 export async function findProduct(db: Db, storeId: string, id: number, readAhead?: ReadAhead): Promise<ProductRecord | undefined> {
   const { sql, params } = productRead(storeId, id);
-  const [row] = await selectRows<ProductRecord>(db, sql, params, readAhead);
+  const [row] = (readAhead?.rows as readonly ProductRecord[] | undefined) ?? (await selectRows<ProductRecord>(db, sql, params));
   return row;
 }
 
@@ -49,7 +49,7 @@ export const productResource: VersionedResource<ProductRecord> = {
   uniqueConflict: slugConflict('product'),
 };
 
-/** The product, or 404 (another store's too: no existence oracle). */
+/** The product, or 404 (another store's too: no existence oracle); from `readAhead` when products.get read it with the token's statement. */
 export async function getProduct(db: Db, storeId: string, id: number, readAhead?: ReadAhead): Promise<ProductRecord> {
   const found = await findProduct(db, storeId, id, readAhead);
   if (!found) throw productNotFound();
@@ -80,15 +80,17 @@ export interface ProductFilters {
  */
 export function listProducts(db: Db, storeId: string, filters: ProductFilters, request: ListRequest, readAhead?: ReadAhead): Promise<Page<Product>> {
   const { walk, updatedAfter } = syncWalkOf(filters.updated_since);
-  const read = (after: KeysetAfter | undefined, take: number) => {
+  const read = async (after: KeysetAfter | undefined, take: number) => {
+    // The page read ahead is this one: firstProductPageRead built it from the same request.
+    if (readAhead) return readAhead.rows as readonly (ProductViewRow & { id: number })[];
     const { sql, params } = productPageRead(storeId, filters, updatedAfter, walk, after, take);
-    return selectRows<ProductViewRow & { id: number }>(db, sql, params, readAhead);
+    return selectRows<ProductViewRow & { id: number }>(db, sql, params);
   };
   return keysetPage(request, productListScope(storeId, filters), walk, read, (rows) => rows.map(viewOfRow));
 }
 
 /** What products.list reads first: its page's statement. Throws what the list would answer: a bad `updated_since` or cursor. */
-export function firstProductPageRead(storeId: string, filters: ProductFilters, request: ListRequest): { sql: string; params: readonly SqlValue[] } {
+export function firstProductPageRead(storeId: string, filters: ProductFilters, request: ListRequest): Statement {
   const { walk, updatedAfter } = syncWalkOf(filters.updated_since);
   const { after, take } = pageStartOf(request, productListScope(storeId, filters), walk);
   return productPageRead(storeId, filters, updatedAfter, walk, after, take);
@@ -105,7 +107,7 @@ function productPageRead(
   walk: Walk,
   after: KeysetAfter | undefined,
   take: number,
-): { sql: string; params: readonly SqlValue[] } {
+): { sql: string; params: SqlValue[] } {
   const where = new SqlConditions(storeId);
   if (filters.status !== undefined) where.and('p.status = ?', filters.status);
   if (filters.category !== undefined)

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { ApiError, invalidBodyField } from '../../../core/errors';
-import { lockRows } from '../../../db/dialect';
+import { lockRows } from '../../../db/locks';
 import { type Db, inTransaction } from '../../../db/transactions';
 import type { ProductRow } from '../../catalog/products/row';
 import { type Actor, anyVersion, eventBy } from '../../common/actor';

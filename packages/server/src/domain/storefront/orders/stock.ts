@@ -1,7 +1,7 @@
 import type { components } from '@svc/contract';
 import type { Knex } from 'knex';
 import { ApiError } from '../../../core/errors';
-import { lockRows } from '../../../db/dialect';
+import { lockRows } from '../../../db/locks';
 import { adjustInventory } from '../../catalog/inventory/changes';
 import { countUnsold, unsoldUnits } from '../../catalog/inventory/queries';
 import type { Actor } from '../../common/actor';

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import { isPostgres } from '../../../db/dialect';
 import { announceWebhookWork } from '../../../db/notifications';
+import { type SqlValue, selectRows } from '../../../db/reads';
 import type { SubscriptionRow } from '../subscriptions/row';
 import { queueDue } from './queues';
 
@@ -56,13 +56,9 @@ export async function queueAskedAgain(
           trx.raw('? as created_at', [now]),
         ),
     );
-  let queued: number;
-  if (isPostgres(trx)) queued = (await insert.returning('id')).length;
-  else {
-    const [counted] = await trx.from(events.clone().as('e')).count<{ n: number | string }[]>({ n: '*' });
-    await insert;
-    queued = Number(counted?.n ?? 0);
-  }
+  // knex leaves `returning` out of an insert … select on SQLite: the clause is added to its SQL.
+  const { sql, bindings } = insert.toSQL();
+  const queued = (await selectRows<{ id: number }>(trx, `${sql} returning id`, bindings as SqlValue[])).length;
   if (queued > 0) {
     await queueDue(trx, [{ subscriptionId: subscription.id, storeId: subscription.store_id }], now);
     await announceWebhookWork(trx);

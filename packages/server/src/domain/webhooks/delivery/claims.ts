@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { isPostgres } from '../../../db/dialect';
+import { forEngine, type PerEngine } from '../../../db/engine';
 import { fromJsonList } from '../../../db/json-lists';
-import { preparedRows } from '../../../db/prepared-statements';
+import { selectRows } from '../../../db/reads';
 import type { Db } from '../../../db/transactions';
 import { inTransaction } from '../../../db/transactions';
 import type { Deps } from '../../../services/container';
@@ -96,10 +96,7 @@ export async function claimDeliveries({ db, clock }: Deps, limits: ClaimLimits, 
   const now = clock.now();
   const token = limits.worker ?? randomUUID();
   const until = now + limits.leaseMs;
-  if (delivered && !isPostgres(db)) throw new Error('Only PostgreSQL records deliveries in the claim');
-  const rows = isPostgres(db)
-    ? await claimOnPostgres(db, limits, now, until, token, delivered ?? { attempts: [], deliveries: [] })
-    : await claimOnSqlite(db, limits, now, until, token);
+  const rows = await forEngine(db, CLAIMS).claim(db, limits, now, until, token, delivered);
   return { deliveries: rows.map(claimedOf(token, until)), full: rows.length >= limits.take };
 }
 
@@ -125,7 +122,28 @@ export interface Delivered {
 const SENDABLE = `(q.sends_all or ((q.subscription_state = 'active' or (q.subscription_state = 'paused' and d.kind <> 'event'))
   and (q.installation_status = 'installed' or d.event_type = 'app.uninstalled')))`;
 
-async function claimOnPostgres(db: Db, limits: ClaimLimits, now: number, until: number, token: string, delivered: Delivered): Promise<ClaimedRow[]> {
+/** How a claim is made on one engine. */
+interface Claiming {
+  claim(db: Db, limits: ClaimLimits, now: number, until: number, token: string, delivered?: Delivered): Promise<readonly ClaimedRow[]>;
+  /**
+   * Whether the claim records deliveries that succeeded in its own statement (PostgreSQL): then a
+   * batch that all succeeded goes with the next claim (attempts.ts). SQLite records them, and
+   * claims, in one transaction instead: one commit serves both.
+   */
+  readonly recordsDelivered: boolean;
+}
+
+/** See {@link Claiming.recordsDelivered}. */
+export const claimRecordsDeliveries = (db: Db): boolean => forEngine(db, CLAIMS).recordsDelivered;
+
+async function claimOnPostgres(
+  db: Db,
+  limits: ClaimLimits,
+  now: number,
+  until: number,
+  token: string,
+  delivered: Delivered = { attempts: [], deliveries: [] },
+): Promise<readonly ClaimedRow[]> {
   const bindings = {
     now,
     until,
@@ -139,10 +157,10 @@ async function claimOnPostgres(db: Db, limits: ClaimLimits, now: number, until: 
     delivered_ids: `{${delivered.deliveries.map((delivery) => delivery.id).join(',')}}`,
     delivered_tokens: `{${delivered.deliveries.map((delivery) => delivery.token).join(',')}}`,
   };
-  // Prepared once per connection (db/prepared-statements.ts): planning this statement costs more
-  // than running it. The parameters are typed in `params`: PostgreSQL cannot infer a parameter's
-  // type inside `case` and `coalesce`.
-  return preparedRows<ClaimedRow>(
+  // A hot statement (db/reads.ts), prepared once per connection: planning it costs more than
+  // running it. It writes, and answers the rows its `returning` gives. The parameters are typed in
+  // `params`: PostgreSQL cannot infer a parameter's type inside `case` and `coalesce`.
+  return selectRows<ClaimedRow>(
     db,
     `with params as (select cast(:now as bigint) as now, cast(:until as bigint) as until),
      recorded as (
@@ -243,7 +261,8 @@ interface DueQueue {
   installation_status: string;
 }
 
-async function claimOnSqlite(db: Db, limits: ClaimLimits, now: number, until: number, token: string): Promise<ClaimedRow[]> {
+async function claimOnSqlite(db: Db, limits: ClaimLimits, now: number, until: number, token: string, delivered?: Delivered): Promise<ClaimedRow[]> {
+  if (delivered) throw new Error('Only PostgreSQL records deliveries in the claim (claimRecordsDeliveries)');
   const ids = await inTransaction(db, async (trx) => {
     const queues = await trx('webhook_queues as w')
       .join('webhook_subscriptions as s', 's.id', 'w.subscription_id')
@@ -301,6 +320,12 @@ async function claimOnSqlite(db: Db, limits: ClaimLimits, now: number, until: nu
     .orderBy('d.id')
     .select<ClaimedRow[]>(...CLAIMED_COLUMNS);
 }
+
+/** One statement on PostgreSQL, a few in one transaction on SQLite (the claim's doc above). */
+const CLAIMS: PerEngine<Claiming> = {
+  postgres: { claim: claimOnPostgres, recordsDelivered: true },
+  sqlite: { claim: claimOnSqlite, recordsDelivered: false },
+};
 
 const CLAIMED_COLUMNS = [
   's.*',

@@ -1,5 +1,5 @@
-import { isPostgres } from '../../../db/dialect';
 import { fromJsonList } from '../../../db/json-lists';
+import { skippingLocked } from '../../../db/locks';
 import { inTransaction } from '../../../db/transactions';
 import type { Deps } from '../../../services/container';
 import { mayReceive } from '../event-types';
@@ -57,7 +57,7 @@ export async function fanOut({ db, clock }: Deps, batch = FAN_OUT_BATCH): Promis
       .orderBy([{ column: 'occurred_at' }, { column: 'id' }])
       .limit(batch)
       .select('id', 'store_id', 'installation_id', 'type', 'occurred_at');
-    const events = await (isPostgres(trx) ? pending.forUpdate().skipLocked() : pending);
+    const events = await skippingLocked(trx, pending);
     if (events.length === 0) return { events: 0, deliveries: 0 };
     const now = clock.now();
     const subscriptions = await trx<FanOutSubscription>('webhook_subscriptions as s')

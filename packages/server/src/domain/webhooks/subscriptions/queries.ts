@@ -1,5 +1,5 @@
 import { parseDateTimeFilter } from '../../../core/instants';
-import { lockingRows } from '../../../db/dialect';
+import { lockingRows } from '../../../db/locks';
 import type { Db } from '../../../db/transactions';
 import { type SubscriptionRow, subscriptionNotFound } from './row';
 

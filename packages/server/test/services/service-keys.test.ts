@@ -1,12 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { SERVICE_KEY_BYTES, serviceKey } from '../../src/platform/service-keys';
+import { SERVICE_KEY_BYTES, type ServiceKeys, serviceKeys } from '../../src/services/service-keys';
 import { testDatabases } from '../support/databases';
 import { anotherInstance, openStoreApiDatabase } from '../support/store-api';
 
 describe.each(testDatabases())('service keys on $name', (testDatabase) => {
   let db: Knex;
   let other: Knex;
+  /** The keys of one instance, as its services container holds them. */
+  const keysOf = new Map<Knex, ServiceKeys>();
+  const serviceKey = (instance: Knex, name: string) => {
+    if (!keysOf.has(instance)) keysOf.set(instance, serviceKeys(instance));
+    return (keysOf.get(instance) as ServiceKeys).get(name);
+  };
 
   beforeAll(async () => {
     db = await openStoreApiDatabase(testDatabase);

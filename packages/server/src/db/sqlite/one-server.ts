@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { StartError } from './http-server';
+import { StartError } from '../../core/start-error';
 
 /** The lock file in the data directory, and beside it the pid of the server holding it (for the message). */
 export const SERVER_LOCK_FILE = 'server.lock';
@@ -24,7 +24,7 @@ const isBusy = (error: unknown) => String((error as { code?: unknown } | null)?.
  * locking mode by an open write: the operating system frees it when the process ends, however it
  * ends, so a crash leaves no stale lock to clear, and no pid is trusted. `svc` commands never open
  * this file: they work beside a running server on `store.sqlite`, whose writers wait for each other
- * (db/sqlite-writers.ts).
+ * (writers.ts).
  */
 export function claimDataDirectory(dataDir: string): DataDirectoryClaim {
   fs.mkdirSync(dataDir, { recursive: true });

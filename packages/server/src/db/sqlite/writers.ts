@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { clientInternalsOf } from './internals';
 
 /**
  * How long a write waits for another connection to let SQLite's write lock go before it fails. A
@@ -12,20 +13,6 @@ export const WRITE_LOCK_WAIT_MS = 5000;
  * milliseconds between its batches: a longer step would miss most of those gaps.
  */
 const RETRY_MS = 1;
-
-/** The part of a better-sqlite3 connection this module touches. */
-interface SqliteWriter {
-  prepare(sql: string): { run(): unknown };
-}
-
-/** The knex internals this module wraps: the transaction a client makes, and its one-query runner. */
-interface TransactionInternals {
-  begin(connection: SqliteWriter): Promise<unknown>;
-}
-interface ClientInternals {
-  transaction(...args: unknown[]): TransactionInternals;
-  _query(connection: SqliteWriter, query: unknown): Promise<unknown>;
-}
 
 /** SQLITE_BUSY and its extended codes: the lock was taken, and the statement did nothing. */
 function isSqliteBusy(error: unknown): boolean {
@@ -68,7 +55,7 @@ async function retryWhileBusy<T>(error: unknown, attempt: () => Promise<T>, dead
  * which holds the lock already; and statements inside a transaction cannot meet a busy lock.
  */
 export function waitForWriteLock(db: Knex, waitMs = WRITE_LOCK_WAIT_MS): void {
-  const client = db.client as unknown as ClientInternals;
+  const client = clientInternalsOf(db);
   const transaction = client.transaction.bind(client);
   client.transaction = (...args: unknown[]) => {
     const trx = transaction(...args);

@@ -1,4 +1,4 @@
-import { holdLeadership, type Leadership } from '../../src/db/dialect';
+import { holdLeadership, type Leadership } from '../../src/db/locks';
 import { until } from '../support/built-server';
 import { describeOnPostgres, testDatabases } from '../support/databases';
 

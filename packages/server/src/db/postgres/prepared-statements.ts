@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import pg from 'pg';
-import { remember, rowFactory, type SqlValue } from './rows';
+import type { Statement } from '../engine';
+import { remember, rowFactory, type SqlValue } from '../rows';
 
 /**
  * PostgreSQL's hot statements (every request makes them: the bearer token's context, a product, a
@@ -22,22 +23,17 @@ interface PreparedText {
   readonly bindings: readonly string[];
 }
 
-const preparedTexts = new Map<string, PreparedText>();
-/** Bumped when a prepared statement's columns changed: every statement is named anew. */
-let statementGeneration = 0;
 /**
- * Named by the text, so that a text forgotten here and met again reuses what the connections
- * prepared (a connection keeps its statements as long as it lives).
+ * Named by the text and the generation, so that a text forgotten and met again reuses what the
+ * connections prepared (a connection keeps its statements as long as it lives).
  */
-const statementNameOf = (text: string) => `svc_${createHash('sha256').update(text).digest('base64url').slice(0, 24)}_${statementGeneration}`;
+const statementNameOf = (text: string, generation: number) => `svc_${createHash('sha256').update(text).digest('base64url').slice(0, 24)}_${generation}`;
 
 /**
  * The statement's text with `$n` parameters: its `?` placeholders in order, or for a statement bound
  * by name its `:name` bindings (one `$n` per distinct name). A text is always bound the same way.
  */
-function preparedTextOf(sql: string, byName: boolean): PreparedText {
-  const known = preparedTexts.get(sql);
-  if (known) return known;
+function preparedTextOf(sql: string, byName: boolean, generation: number): PreparedText {
   const bindings: string[] = [];
   let position = 0;
   const text = byName
@@ -46,7 +42,7 @@ function preparedTextOf(sql: string, byName: boolean): PreparedText {
         return `$${bindings.indexOf(name) + 1}`;
       })
     : sql.replace(/\?/g, () => `$${++position}`);
-  return remember(preparedTexts, sql, { name: statementNameOf(text), text, bindings });
+  return { name: statementNameOf(text, generation), text, bindings };
 }
 
 /** The wire connection node-postgres hands a Submittable: the parts a run uses. */
@@ -72,22 +68,6 @@ interface FieldDescription {
 interface RowShape {
   readonly build: (values: unknown[]) => unknown;
   readonly parsers: readonly ((text: string) => unknown)[];
-}
-
-/**
- * The row shape of each statement each connection has described. A named statement's columns are
- * fixed when the connection prepares it: PostgreSQL refuses to run it rather than answer other
- * columns (see `isStalePlan`), so the shape is asked for once per connection and statement.
- */
-const shapesByConnection = new WeakMap<WireConnection, Map<string, RowShape>>();
-
-function shapesOf(connection: WireConnection): Map<string, RowShape> {
-  let shapes = shapesByConnection.get(connection);
-  if (!shapes) {
-    shapes = new Map();
-    shapesByConnection.set(connection, shapes);
-  }
-  return shapes;
 }
 
 function shapeOf(fields: readonly FieldDescription[]): RowShape {
@@ -118,7 +98,7 @@ interface RunStep {
  *
  * node-postgres records a statement as prepared on its connection when the server confirms its
  * Parse, under the run's `name` and `text`: so only a run of one statement may parse; a run of
- * several runs statements the connection has prepared (see {@link preparedRowSets}).
+ * several runs statements the connection has prepared (see `PreparedStatements.rowSets`).
  */
 class PreparedRun {
   private readonly steps: RunStep[];
@@ -133,6 +113,7 @@ class PreparedRun {
 
   constructor(
     steps: readonly Omit<RunStep, 'shape' | 'rows'>[],
+    private readonly shapesOf: (connection: WireConnection) => Map<string, RowShape>,
     public callback: (error: unknown, rowSets?: unknown[][]) => void,
   ) {
     this.steps = steps.map((step) => ({ ...step, shape: undefined, rows: [] }));
@@ -147,7 +128,7 @@ class PreparedRun {
   }
 
   submit(connection: WireConnection): Error | null {
-    const shapes = shapesOf(connection);
+    const shapes = this.shapesOf(connection);
     this.shapes = shapes;
     // What the connection already holds of each statement: its text, once parsed or on its way.
     const held = this.steps.map((step) => connection.parsedStatements[step.name] ?? connection.submittedNamedStatements[step.name]);
@@ -238,12 +219,6 @@ interface PooledClient {
   readonly connection: Pick<WireConnection, 'parsedStatements'>;
 }
 
-/** A statement with its `?` values (or `:name` bindings), as {@link preparedRowSets} takes it. */
-export interface Statement {
-  readonly sql: string;
-  readonly params: readonly SqlValue[] | Readonly<Record<string, SqlValue>>;
-}
-
 interface BoundStatement {
   readonly prepared: PreparedText;
   readonly sql: string;
@@ -251,94 +226,110 @@ interface BoundStatement {
   readonly wireValues: readonly (string | null)[];
 }
 
-function boundStatement({ sql, params }: Statement): BoundStatement {
-  const positional = isPositional(params);
-  const prepared = preparedTextOf(sql, !positional);
-  const values = positional ? params : prepared.bindings.map((name) => params[name] ?? null);
-  return { prepared, sql, values, wireValues: values.map(wireValue) };
-}
-
-/** Runs the statements as one run (one round trip); the refused statement's text is named anew when its plan went stale. */
-function runPrepared(client: PooledClient, statements: readonly BoundStatement[]): Promise<unknown[][]> {
-  return new Promise((resolve, reject) => {
-    const steps = statements.map(({ prepared, wireValues }) => ({ name: prepared.name, text: prepared.text, values: wireValues }));
-    const run = new PreparedRun(steps, (error, rowSets) => {
-      if (!error) return resolve(rowSets as unknown[][]);
-      if (isStalePlan(error)) {
-        const refused = statements.find(({ prepared }) => prepared.name === run.refusedName)?.prepared;
-        if (refused) renameStatement(refused);
-      }
-      reject(error);
-    });
-    client.query(run);
-  });
-}
-
-/** Bumps the generation and names the statement anew: its columns changed under a prepared plan. */
-function renameStatement(prepared: PreparedText): void {
-  statementGeneration += 1;
-  prepared.name = statementNameOf(prepared.text);
-}
-
 /** PostgreSQL refuses to run a prepared statement whose result columns changed (a migration while serving). */
 const isStalePlan = (error: unknown): boolean =>
   (error as { code?: unknown } | null)?.code === '0A000' && /cached plan must not change result type/.test(String((error as Error).message));
 
-/** Knex's query events for a statement that bypasses knex, so that `/metrics` and other listeners see every statement. */
-let reportedCount = 0;
-function reportedTo(db: Knex, sql: string, values: readonly SqlValue[]): { answered(rows: unknown): void; failed(error: unknown): void } | undefined {
-  if (db.listenerCount('query') === 0 && db.listenerCount('query-response') === 0) return undefined;
-  const query = { __knexQueryUid: `prepared-${++reportedCount}`, method: 'raw', sql, bindings: values };
-  db.emit('query', query);
-  return { answered: (rows) => db.emit('query-response', rows, query), failed: (error) => db.emit('query-error', error, query) };
-}
-
-const isPositional = (params: readonly SqlValue[] | Readonly<Record<string, SqlValue>>): params is readonly SqlValue[] => Array.isArray(params);
+const isPositional = (params: Statement['params']): params is readonly SqlValue[] => Array.isArray(params);
 
 /**
- * The rows of each statement, in one round trip when the pooled connection has prepared them all
- * (each connection prepares a statement once: its first run on a connection goes alone, and so
- * the first request of a kind on a connection takes a round trip per statement). One round trip is
- * one implicit transaction: a statement refused rolls back the writes of those before it. Should
- * a migration change the columns of a prepared statement while the process serves, it is prepared
- * again under a new name.
+ * The hot statements of one pool: their `$n` texts and names, and the row shape of each statement
+ * each connection has described. A named statement's columns are fixed when the connection
+ * prepares it: PostgreSQL refuses to run it rather than answer other columns (see `isStalePlan`),
+ * so the shape is asked for once per connection and statement.
  */
-export async function preparedRowSets(db: Knex, statements: readonly Statement[]): Promise<unknown[][]> {
-  const bound = statements.map(boundStatement);
-  const reports = bound.map(({ sql, values }) => reportedTo(db, sql, values));
-  const client = (await db.client.acquireConnection()) as PooledClient;
-  try {
-    const parsed = client.connection.parsedStatements;
-    const together = bound.length > 1 && bound.every(({ prepared }) => parsed[prepared.name] === prepared.text);
-    // A plan gone stale refuses the whole run (its writes rolled back): the statements go again one by one, prepared anew.
-    const rowSets = together
-      ? await runPrepared(client, bound).catch((error: unknown) => (isStalePlan(error) ? runOneByOne(client, bound) : Promise.reject(error)))
-      : await runOneByOne(client, bound);
-    for (const [index, rows] of rowSets.entries()) reports[index]?.answered(rows);
+export class PreparedStatements {
+  private readonly texts = new Map<string, PreparedText>();
+  /** Bumped when a prepared statement's columns changed: every statement is named anew. */
+  private generation = 0;
+  private readonly shapesByConnection = new WeakMap<WireConnection, Map<string, RowShape>>();
+  private reportedCount = 0;
+
+  /**
+   * The rows of each statement, in one round trip when the pooled connection has prepared them all
+   * (each connection prepares a statement once: its first run on a connection goes alone, and so
+   * the first request of a kind on a connection takes a round trip per statement). One round trip is
+   * one implicit transaction: a statement refused rolls back the writes of those before it. Should
+   * a migration change the columns of a prepared statement while the process serves, it is prepared
+   * again under a new name.
+   */
+  async rowSets(db: Knex, statements: readonly Statement[]): Promise<unknown[][]> {
+    const bound = statements.map((statement) => this.bound(statement));
+    const reports = bound.map(({ sql, values }) => this.reportedTo(db, sql, values));
+    const client = (await db.client.acquireConnection()) as PooledClient;
+    try {
+      const parsed = client.connection.parsedStatements;
+      const together = bound.length > 1 && bound.every(({ prepared }) => parsed[prepared.name] === prepared.text);
+      // A plan gone stale refuses the whole run (its writes rolled back): the statements go again one by one, prepared anew.
+      const rowSets = together
+        ? await this.run(client, bound).catch((error: unknown) => (isStalePlan(error) ? this.runOneByOne(client, bound) : Promise.reject(error)))
+        : await this.runOneByOne(client, bound);
+      for (const [index, rows] of rowSets.entries()) reports[index]?.answered(rows);
+      return rowSets;
+    } catch (error) {
+      for (const report of reports) report?.failed(error);
+      throw error;
+    } finally {
+      db.client.releaseConnection(client);
+    }
+  }
+
+  /** The rows of one hot statement: `sql` takes `?` placeholders with an array, or `:name` bindings with an object. */
+  async rows<Row>(db: Knex, sql: string, params: Statement['params']): Promise<Row[]> {
+    const [rows] = await this.rowSets(db, [{ sql, params }]);
+    return rows as Row[];
+  }
+
+  private bound({ sql, params }: Statement): BoundStatement {
+    const positional = isPositional(params);
+    const prepared = this.texts.get(sql) ?? remember(this.texts, sql, preparedTextOf(sql, !positional, this.generation));
+    const values = positional ? params : prepared.bindings.map((name) => params[name] ?? null);
+    return { prepared, sql, values, wireValues: values.map(wireValue) };
+  }
+
+  private readonly shapesOf = (connection: WireConnection): Map<string, RowShape> => {
+    let shapes = this.shapesByConnection.get(connection);
+    if (!shapes) {
+      shapes = new Map();
+      this.shapesByConnection.set(connection, shapes);
+    }
+    return shapes;
+  };
+
+  /** Runs the statements as one run (one round trip); the refused statement's text is named anew when its plan went stale. */
+  private run(client: PooledClient, statements: readonly BoundStatement[]): Promise<unknown[][]> {
+    return new Promise((resolve, reject) => {
+      const steps = statements.map(({ prepared, wireValues }) => ({ name: prepared.name, text: prepared.text, values: wireValues }));
+      const run = new PreparedRun(steps, this.shapesOf, (error, rowSets) => {
+        if (!error) return resolve(rowSets as unknown[][]);
+        if (isStalePlan(error)) {
+          const refused = statements.find(({ prepared }) => prepared.name === run.refusedName)?.prepared;
+          if (refused) {
+            this.generation += 1;
+            refused.name = statementNameOf(refused.text, this.generation);
+          }
+        }
+        reject(error);
+      });
+      client.query(run);
+    });
+  }
+
+  /** Each statement as a run of its own, once more when its plan went stale. */
+  private async runOneByOne(client: PooledClient, statements: readonly BoundStatement[]): Promise<unknown[][]> {
+    const rowSets: unknown[][] = [];
+    for (const statement of statements) {
+      const run = () => this.run(client, [statement]).then(([rows]) => rows as unknown[]);
+      rowSets.push(await run().catch((error: unknown) => (isStalePlan(error) ? run() : Promise.reject(error))));
+    }
     return rowSets;
-  } catch (error) {
-    for (const report of reports) report?.failed(error);
-    throw error;
-  } finally {
-    db.client.releaseConnection(client);
   }
-}
 
-/** Each statement as a run of its own, once more when its plan went stale. */
-async function runOneByOne(client: PooledClient, statements: readonly BoundStatement[]): Promise<unknown[][]> {
-  const rowSets: unknown[][] = [];
-  for (const statement of statements) {
-    const run = () => runPrepared(client, [statement]).then(([rows]) => rows as unknown[]);
-    rowSets.push(await run().catch((error: unknown) => (isStalePlan(error) ? run() : Promise.reject(error))));
+  /** Knex's query events for a statement that bypasses knex, so that `/metrics` and other listeners see every statement. */
+  private reportedTo(db: Knex, sql: string, values: readonly SqlValue[]): { answered(rows: unknown): void; failed(error: unknown): void } | undefined {
+    if (db.listenerCount('query') === 0 && db.listenerCount('query-response') === 0) return undefined;
+    const query = { __knexQueryUid: `prepared-${++this.reportedCount}`, method: 'raw', sql, bindings: values };
+    db.emit('query', query);
+    return { answered: (rows) => db.emit('query-response', rows, query), failed: (error) => db.emit('query-error', error, query) };
   }
-  return rowSets;
-}
-
-/**
- * PostgreSQL rows of a hot statement, prepared once per connection of the pool. `sql` takes `?`
- * placeholders with an array, or `:name` bindings with an object.
- */
-export async function preparedRows<Row>(db: Knex, sql: string, params: readonly SqlValue[] | Readonly<Record<string, SqlValue>>): Promise<Row[]> {
-  const [rows] = await preparedRowSets(db, [{ sql, params }]);
-  return rows as Row[];
 }

@@ -1,0 +1,183 @@
+import type { Knex } from 'knex';
+import type { RateLimiterStoreAbstract } from 'rate-limiter-flexible';
+import type { SqlValue } from './rows';
+import type { Db } from './transactions';
+
+/**
+ * One engine per database (docs/decisions/0075-one-engine-per-database.md): everything that differs
+ * between PostgreSQL and SQLite lives behind this interface, in `db/postgres/` and `db/sqlite/`,
+ * and `db/connection.ts` picks the engine once, when it opens the database. No file outside `db/`
+ * asks which database it is on (test/db/engine-boundary.test.ts holds that): it calls the functions
+ * of `db/` (reads, locks, notifications, quota counters), which ask the engine of the handle they
+ * are given.
+ *
+ * The engine also holds the process's state about its database (prepared statements, kept reads,
+ * the listening connection, quota blocks): it lives as long as the pool and goes with it.
+ */
+
+/** The databases the service runs on. */
+export type EngineName = 'postgres' | 'sqlite';
+
+/**
+ * One value per engine: how a statement that must be written differently per database is given
+ * (the webhook claim). The caller writes each variant; `forEngine` picks the one of the handle's
+ * engine, and a third engine would fail the compile at every such place.
+ */
+export type PerEngine<T> = { readonly [Name in EngineName]: T };
+
+/** A statement with its `?` values (or `:name` bindings), as hot reads take it. */
+export interface Statement {
+  readonly sql: string;
+  readonly params: readonly SqlValue[] | Readonly<Record<string, SqlValue>>;
+  /**
+   * Its answer changes with a value bound anew at every call (the instant: a token's liveness), so
+   * SQLite's reader runs it every time instead of keeping its result until the next commit.
+   */
+  readonly fresh?: boolean;
+}
+
+/** The advisory locks the service takes between processes. */
+export type AdvisoryLock = 'migrations' | 'leader';
+
+/** Whether this process is the leader of the instances on its database: the one that runs housekeeping. */
+export interface Leadership {
+  readonly held: boolean;
+  /** Gives the lead up (another instance takes it at its next try) and closes the lock's connection. */
+  stop(): Promise<void>;
+}
+
+export interface LeadershipOptions {
+  /** How often an instance that is not the leader tries again (and one whose connection broke reconnects). */
+  readonly retryMs?: number;
+  /** Told when this process becomes the leader or stops being it. */
+  readonly onChange?: (held: boolean) => void;
+}
+
+export interface ListenOptions {
+  /** Said when the listening connection is lost or cannot be opened (the poll covers the gap). */
+  readonly logError?: (line: string) => void;
+}
+
+/** The pool's connections, as `/metrics` reports them. */
+export interface PoolUsage {
+  readonly inUse: number;
+  readonly waiting: number;
+}
+
+/** rate-limiter-flexible's options for a store on the service's database (the sign-in guard's). */
+export interface StoredLimiterOptions {
+  readonly keyPrefix: string;
+  readonly points: number;
+  readonly duration: number;
+  readonly tableName: string;
+}
+
+/** A result kept while the version it was computed under holds (db/version-kept.ts). */
+export interface KeptResult {
+  readonly version: number;
+  readonly value: unknown;
+}
+
+/** A key's counter after a request: its requests in the window, and the epoch ms the window ends. */
+export interface Counted {
+  readonly points: number;
+  readonly expire: number;
+}
+
+/** A spend folded into a caller's own statement (PostgreSQL), bound by name: see {@link QuotaCounters.folding}. */
+export interface FoldedSpendSql {
+  /**
+   * A data-modifying statement for a `with` clause: for each row of `source` for which `condition`
+   * holds, one request of the key `:quota_prefix || keyExpression`; it returns the counter
+   * (`points`, `expire`). Bound by {@link FoldedSpendSql.bindings}.
+   */
+  sql(source: string, keyExpression: string, condition: string): string;
+  /** The bindings of one request, now, for keys that start with `prefix`. */
+  bindings(prefix: string, windowMs: number): { quota_prefix: string; quota_now: number; quota_expire: number };
+}
+
+export interface QuotaCounters {
+  /** Spends one request of `key` (a window of `windowMs`); a key over `limit` may be answered without asking the database. */
+  spend(db: Knex, key: string, limit: number, windowMs: number): Promise<Counted>;
+  /**
+   * How to spend one request inside a statement the caller makes anyway, so that a request that
+   * reads anyway (the bearer token's context) spends its quota in the same round trip
+   * (docs/decisions/0066-postgresql-read-path.md). Undefined where a spend costs no statement.
+   */
+  readonly folding: FoldedSpendSql | undefined;
+}
+
+/** What an engine opens to hear announcements of webhook work. */
+export interface WorkListener {
+  close(): Promise<void>;
+}
+
+/** Stops listening; what was opened for it is closed with the last listener. */
+export type StopListening = () => Promise<void>;
+
+export interface Engine {
+  readonly name: EngineName;
+  /**
+   * The rows of each hot statement, outside a transaction. PostgreSQL sends them together, prepared,
+   * in one round trip (a write among them commits with the others); SQLite reads them from its
+   * reader connection, keeping results until the next commit (so they must be reads there).
+   */
+  select(db: Knex, statements: readonly Statement[]): Promise<(readonly unknown[])[]>;
+  /** A request arrived: what is kept is checked against the database's commits again before it is used. */
+  noteRequestArrival(): void;
+  /** The query as one that locks the rows it reads until the transaction ends. */
+  lockingRows<Query extends Knex.QueryBuilder>(query: Query): Query;
+  /** Locks the rows the query selects until the transaction ends, reading only their ids. */
+  lockRows(query: Knex.QueryBuilder): Promise<void>;
+  /** The query as one that locks the rows it reads and passes over those another transaction has locked. */
+  skippingLocked<Query extends Knex.QueryBuilder>(query: Query): Query;
+  /** Serialises the transactions that name `key` until each ends. */
+  lockForTransaction(trx: Knex.Transaction, key: string): Promise<void>;
+  /** What a long batch job awaits between its transactions so that it never starves other writers. */
+  readonly pauseBetweenBatches: (() => Promise<void>) | undefined;
+  /** Runs `work` while this process holds the named lock among every process on the database. */
+  withAdvisoryLock<T>(db: Knex, lock: AdvisoryLock, work: () => Promise<T>): Promise<T>;
+  holdLeadership(db: Knex, options: LeadershipOptions & { readonly retryMs: number }): Leadership;
+  /** Announces webhook work to listeners once `db`'s transaction commits (at once outside one). */
+  announceWebhookWork(db: Db): Promise<void>;
+  /** Calls `onWork` for every announcement heard, and once each time the listening is (re)opened. */
+  listenForWebhookWork(db: Knex, onWork: () => void, options: ListenOptions): StopListening;
+  /** The API quotas' counters (db/quota-counters.ts). */
+  readonly quotaCounters: QuotaCounters;
+  /** rate-limiter-flexible's store for this database, on a table a migration made. */
+  storedLimiter(db: Knex, options: StoredLimiterOptions): RateLimiterStoreAbstract;
+  /** Results kept per key while their version holds (db/version-kept.ts), the least recently used first out. */
+  readonly kept: Map<string, KeptResult>;
+  /** A second pool on the same database, as another instance of the service would open it. */
+  openAgain(): Knex;
+  /** Closes what the engine opened beside the pool: run when the pool is destroyed. */
+  close(): void;
+}
+
+/**
+ * The engine of each open database, by the knex configuration object: knex gives a transaction's
+ * client the configuration of the pool it came from (`makeTxClient`), so every transaction, nested
+ * ones too, finds its database's engine (test/db/engine.test.ts pins that).
+ */
+const engines = new WeakMap<object, Engine>();
+
+/** The engine a handle (the database or one of its transactions) runs on. */
+export function engineOf(db: Db): Engine {
+  const engine = engines.get(db.client.config as object);
+  if (!engine) throw new Error('This database was not opened by createDatabase (db/connection.ts): it has no engine');
+  return engine;
+}
+
+/** Gives an opened pool its engine, which closes with it (`db.destroy()`). */
+export function withEngine(db: Knex, engine: Engine): Knex {
+  engines.set(db.client.config as object, engine);
+  const destroy = db.client.destroy.bind(db.client);
+  db.client.destroy = (callback?: (error?: unknown) => void) => {
+    engine.close();
+    return destroy(callback);
+  };
+  return db;
+}
+
+/** The variant of `variants` for the engine `db` runs on ({@link PerEngine}). */
+export const forEngine = <T>(db: Db, variants: PerEngine<T>): T => variants[engineOf(db).name];

@@ -1,0 +1,104 @@
+import type { Knex } from 'knex';
+import pg from 'pg';
+import type { AdvisoryLock, Leadership } from '../engine';
+import { connectionSettingsOf } from './internals';
+
+/**
+ * PostgreSQL's locks between processes: session advisory locks on a connection kept aside (the
+ * migrations), and the leader among instances (docs/decisions/0059-every-core.md).
+ */
+
+/** The advisory locks the service takes on PostgreSQL, each with its own fixed key (any two 32-bit numbers; these spell "svc" and a counter). */
+const LOCK_KEYS = { migrations: 1, leader: 2 } as const;
+const SVC = 0x737663;
+
+/**
+ * Runs `work` while this process holds the named lock, waiting for any other holder. The lock is a
+ * session lock on a connection kept aside for it, so `work` may use the pool's other connections
+ * (Knex runs each migration in a transaction of its own).
+ */
+export async function withAdvisoryLock<T>(db: Knex, lock: AdvisoryLock, work: () => Promise<T>): Promise<T> {
+  const connection: unknown = await db.client.acquireConnection();
+  const onLockConnection = (sql: string) => db.raw(sql, [SVC, LOCK_KEYS[lock]]).connection(connection);
+  try {
+    await onLockConnection('select pg_advisory_lock(?, ?)');
+    try {
+      return await work();
+    } finally {
+      await onLockConnection('select pg_advisory_unlock(?, ?)');
+    }
+  } finally {
+    await db.client.releaseConnection(connection);
+  }
+}
+
+/**
+ * The leader among every instance and worker process on one PostgreSQL database: it holds a session advisory lock on a connection of its own,
+ * outside the pool (a request never waits for it, and the pool's idle reaping cannot drop it); the
+ * others try for it every `retryMs`. When the leader stops, or its connection dies (the server
+ * then frees the lock), another instance takes the lead at its next try.
+ */
+export function holdLeadership(db: Knex, retryMs: number, onChange: ((held: boolean) => void) | undefined): Leadership {
+  let held = false;
+  let stopped = false;
+  let client: pg.Client | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let attempt: Promise<void> = Promise.resolve();
+  const settings = connectionSettingsOf(db);
+
+  const setHeld = (now: boolean) => {
+    if (held === now) return;
+    held = now;
+    onChange?.(now);
+  };
+  const drop = (lost: pg.Client) => {
+    if (client !== lost) return;
+    client = undefined;
+    setHeld(false);
+    void lost.end().catch(() => undefined);
+    schedule();
+  };
+  const schedule = () => {
+    if (stopped) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      attempt = tryLead();
+    }, retryMs);
+    timer.unref();
+  };
+  async function tryLead(): Promise<void> {
+    try {
+      if (!client) {
+        const fresh = new pg.Client(settings);
+        // A broken connection loses the lock with it: the next try reconnects.
+        fresh.on('error', () => drop(fresh));
+        fresh.on('end', () => drop(fresh));
+        client = fresh;
+        await fresh.connect();
+      }
+      const { rows } = await client.query<{ locked: boolean }>('select pg_try_advisory_lock($1, $2) as locked', [SVC, LOCK_KEYS.leader]);
+      if (stopped) return;
+      if (rows[0]?.locked) setHeld(true);
+    } catch {
+      if (client) drop(client);
+    }
+    // The leader keeps its lock on its open connection and has nothing more to do until it stops.
+    if (!held) schedule();
+  }
+  attempt = tryLead();
+  return {
+    get held() {
+      return held;
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await attempt;
+      const last = client;
+      client = undefined;
+      setHeld(false);
+      // Closing the session frees its advisory lock.
+      await last?.end().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,52 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+/**
+ * One engine per database, chosen once (docs/decisions/0075-one-engine-per-database.md): outside
+ * `db/` no file asks which database it is on, reaches a driver, or picks a library's store by
+ * database. It calls `db/`'s functions; a statement that must differ per database is given as one
+ * variant per engine (`PerEngine`, picked by `forEngine`).
+ */
+const SRC = path.join(__dirname, '../../src');
+
+const FORBIDDEN: readonly [RegExp, string][] = [
+  [/\bisPostgres\b/, 'asks which database it is on'],
+  [/client\.config\b|\.client\.(pool|acquire|connectionSettings)/, "reads knex's client"],
+  [/from '(pg|better-sqlite3)'/, 'imports a database driver'],
+  [/from '[./]*db\/(postgres|sqlite)\//, "imports an engine's own module"],
+  [/\bengineOf\b/, 'reaches the engine instead of the functions of db/'],
+  [/RateLimiter(Postgres|SQLite|Memory)\b/, "picks rate-limiter-flexible's store"],
+  [/['"](pg|better-sqlite3)['"]\s*[!=]==|[!=]==\s*['"](pg|better-sqlite3)['"]/, 'compares a client name'],
+];
+
+function sourceFiles(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return ['db', 'generated'].includes(path.relative(SRC, full)) ? [] : sourceFiles(full);
+    return entry.name.endsWith('.ts') ? [full] : [];
+  });
+}
+
+describe('the database engines', () => {
+  it('are known only inside db/: no file outside asks which database it is on', () => {
+    const files = sourceFiles(SRC);
+    expect(files.length).toBeGreaterThan(100);
+    const breaches = files.flatMap((file) => {
+      const lines = fs.readFileSync(file, 'utf8').split('\n');
+      return lines.flatMap((line, index) =>
+        FORBIDDEN.filter(([pattern]) => pattern.test(line)).map(([, what]) => `${path.relative(SRC, file)}:${index + 1} ${what}: ${line.trim()}`),
+      );
+    });
+    expect(breaches).toEqual([]);
+  });
+
+  it('catches a breach (the rule is not vacuous)', () => {
+    const sample = [
+      "import { isPostgres } from '../db/dialect';",
+      "import pg from 'pg';",
+      "import { x } from '../db/sqlite/reader';",
+      'db.client.config.client',
+    ];
+    for (const line of sample) expect(FORBIDDEN.some(([pattern]) => pattern.test(line))).toBe(true);
+  });
+});
