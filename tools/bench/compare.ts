@@ -1,19 +1,11 @@
 import path from 'node:path';
-import {
-  type Child,
-  keepClientOffServerCpus,
-  nextMessage,
-  numberFromEnv,
-  offerLoad,
-  SERVER_CPUS,
-  serverCpu,
-  spreadProductIds,
-  startChild,
-  stopChild,
-  tell,
-} from './children';
+import { measuredRun } from './load-driver';
 import type { StoreReadyMessage } from './protocol';
+import { runScript } from './report';
+import { type BenchScriptServer, keepClientOffServerCpus, startServer } from './servers';
+import { compareSettings } from './settings';
 import { median } from './stats';
+import { productPaths, spreadProductIds } from './store-requests';
 
 /**
  * `pnpm bench:compare`: two store API servers measured in alternating rounds, for a figure that a
@@ -30,28 +22,14 @@ import { median } from './stats';
  *
  * BENCH_ROUNDS (8) rounds of BENCH_SECONDS (5) per side and case, after BENCH_WARMUP_SECONDS (3)
  * per side and case; every slice offered BENCH_RATE (600) requests/s arriving evenly over at most
- * BENCH_CONNECTIONS (10) (tools/bench/paced-load.ts);
+ * BENCH_CONNECTIONS (10) (tools/bench/load-driver.ts);
  * BENCH_PRODUCTS (10000) products, no orders; BENCH_CASES=products.get,products.list (both by
  * default); BENCH_SERVER_CPUS as for `pnpm bench`.
  */
 
-const ROUNDS = Math.round(numberFromEnv('BENCH_ROUNDS', 8));
-const SECONDS = numberFromEnv('BENCH_SECONDS', 5);
-const WARMUP_SECONDS = numberFromEnv('BENCH_WARMUP_SECONDS', 3);
-const RATE = numberFromEnv('BENCH_RATE', 600);
-const CONNECTIONS = Math.round(numberFromEnv('BENCH_CONNECTIONS', 10));
-const PRODUCTS = Math.round(numberFromEnv('BENCH_PRODUCTS', 10_000));
-const POSTGRES_URL = process.env.BENCH_DATABASE_URL || undefined;
-const BASELINE = process.env.BENCH_BASELINE ? path.resolve(process.env.BENCH_BASELINE) : undefined;
 const CASE_NAMES = ['products.get', 'products.list'] as const;
 type CaseName = (typeof CASE_NAMES)[number];
-const CASES: readonly CaseName[] = process.env.BENCH_CASES
-  ? process.env.BENCH_CASES.split(',').map((name) => {
-      const known = CASE_NAMES.find((candidate) => candidate === name.trim());
-      if (!known) throw new Error(`BENCH_CASES: "${name}" is not one of ${CASE_NAMES.join(', ')}`);
-      return known;
-    })
-  : CASE_NAMES;
+type Settings = ReturnType<typeof compareSettings<CaseName>>;
 
 interface Side {
   name: string;
@@ -59,52 +37,36 @@ interface Side {
   postgresUrl: string | undefined;
 }
 
-function sidesOfSettings(): [Side, Side] {
+function sidesOf({ baseline, postgresUrl }: Settings): [Side, Side] {
   const here = path.join(__dirname, 'server.ts');
-  if (BASELINE) {
-    const database = POSTGRES_URL ? 'PostgreSQL' : 'SQLite';
+  if (baseline) {
+    const database = postgresUrl ? 'PostgreSQL' : 'SQLite';
     return [
-      { name: `${path.basename(BASELINE)} (${database})`, script: path.join(BASELINE, 'tools', 'bench', 'server.ts'), postgresUrl: POSTGRES_URL },
-      { name: `this tree (${database})`, script: here, postgresUrl: POSTGRES_URL },
+      { name: `${path.basename(baseline)} (${database})`, script: path.join(baseline, 'tools', 'bench', 'server.ts'), postgresUrl },
+      { name: `this tree (${database})`, script: here, postgresUrl },
     ];
   }
-  if (!POSTGRES_URL) throw new Error('pnpm bench:compare needs BENCH_DATABASE_URL (SQLite against PostgreSQL) or BENCH_BASELINE (a worktree against this one)');
+  if (!postgresUrl) throw new Error('pnpm bench:compare needs BENCH_DATABASE_URL (SQLite against PostgreSQL) or BENCH_BASELINE (a worktree against this one)');
   return [
     { name: 'SQLite', script: here, postgresUrl: undefined },
-    { name: 'PostgreSQL', script: here, postgresUrl: POSTGRES_URL },
+    { name: 'PostgreSQL', script: here, postgresUrl },
   ];
 }
 
-/** A running side: its server, a fresh token, and the path of each request of a case. */
+/** A running side: its server, and the path of each request of a case. */
 interface Running {
   side: Side;
-  server: Child<StoreReadyMessage>;
+  server: BenchScriptServer<StoreReadyMessage>;
   pathOf: Record<CaseName, () => string>;
-  accessToken: string;
 }
 
-async function startSide(side: Side): Promise<Running> {
-  const server = await startChild<StoreReadyMessage>(side.script, {
-    BENCH_PRODUCTS: String(PRODUCTS),
-    BENCH_ORDERS: '0',
-    BENCH_DATABASE_URL: side.postgresUrl ?? '',
+async function startSide(side: Side, settings: Settings): Promise<Running> {
+  const server = await startServer<StoreReadyMessage>({
+    script: side.script,
+    env: { BENCH_PRODUCTS: String(settings.products), BENCH_ORDERS: '0', BENCH_DATABASE_URL: side.postgresUrl ?? '' },
   });
-  const products = `/stores/${server.ready.storeId}/v1/products`;
-  const ids = spreadProductIds(server.ready.productIds);
-  let next = 0;
-  return {
-    side,
-    server,
-    accessToken: server.ready.accessToken,
-    pathOf: { 'products.get': () => `${products}/${ids[next++ % ids.length]}`, 'products.list': () => `${products}?limit=25` },
-  };
-}
-
-/** Tokens live 900 s: a fresh one before every slice. */
-async function refreshToken(running: Running): Promise<void> {
-  const answered = nextMessage(running.server.process, 'token');
-  tell(running.server.process, { type: 'token' });
-  running.accessToken = (await answered).accessToken;
+  const reads = productPaths(server.ready.storeId, spreadProductIds(server.ready.productIds));
+  return { side, server, pathOf: { 'products.get': reads.get, 'products.list': reads.list } };
 }
 
 interface Slice {
@@ -115,13 +77,12 @@ interface Slice {
   failed: number;
 }
 
-async function slice(running: Running, caseName: CaseName, seconds: number): Promise<Slice> {
-  await refreshToken(running);
-  const options = { connections: CONNECTIONS, rate: RATE, headers: { authorization: `Bearer ${running.accessToken}` } };
-  const before = await serverCpu(running.server);
-  const result = await offerLoad(running.server.base, running.pathOf[caseName], seconds, options);
-  const after = await serverCpu(running.server);
-  return { requests: result.requests.total, cpu: after.total - before.total, system: after.system - before.system, failed: result.non2xx + result.errors };
+async function slice(running: Running, caseName: CaseName, seconds: number, settings: Settings): Promise<Slice> {
+  // Tokens live 900 s: a fresh one before every slice.
+  const { accessToken } = await running.server.ask({ type: 'token' }, 'token');
+  const requests = { base: running.server.base, path: running.pathOf[caseName], headers: { authorization: `Bearer ${accessToken}` } };
+  const { load, server } = await measuredRun(running.server, requests, { seconds, connections: settings.connections, rate: settings.rate });
+  return { requests: load.requests.total, cpu: server.total, system: server.system, failed: load.non2xx + load.errors };
 }
 
 const msPerRequest = (s: Slice) => (s.requests > 0 ? s.cpu / 1000 / s.requests : Number.NaN);
@@ -136,24 +97,25 @@ const sum = (slices: readonly Slice[]): Slice =>
     },
   );
 
-async function compareCase(a: Running, b: Running, caseName: CaseName): Promise<boolean> {
-  console.log(`\n${caseName}: ${ROUNDS} rounds of ${SECONDS} s per side at ${RATE} requests/s (warm-up ${WARMUP_SECONDS} s each)`);
-  await slice(a, caseName, WARMUP_SECONDS);
-  await slice(b, caseName, WARMUP_SECONDS);
+async function compareCase(a: Running, b: Running, caseName: CaseName, settings: Settings): Promise<boolean> {
+  const { rounds, seconds, rate, warmupSeconds } = settings;
+  console.log(`\n${caseName}: ${rounds} rounds of ${seconds} s per side at ${rate} requests/s (warm-up ${warmupSeconds} s each)`);
+  await slice(a, caseName, warmupSeconds, settings);
+  await slice(b, caseName, warmupSeconds, settings);
   const slicesOf = { a: [] as Slice[], b: [] as Slice[] };
   const ratios: number[] = [];
   console.log(`  round  ${a.side.name.padStart(22)}  ${b.side.name.padStart(22)}  B ÷ A`);
-  for (let round = 1; round <= ROUNDS; round += 1) {
+  for (let round = 1; round <= rounds; round += 1) {
     // Each round starts with the side the previous one ended with: A B, B A, A B …
     const order = round % 2 ? [a, b] : [b, a];
     const measured = new Map<Running, Slice>();
-    for (const running of order) measured.set(running, await slice(running, caseName, SECONDS));
+    for (const running of order) measured.set(running, await slice(running, caseName, seconds, settings));
     const [sliceA, sliceB] = [measured.get(a) as Slice, measured.get(b) as Slice];
     slicesOf.a.push(sliceA);
     slicesOf.b.push(sliceB);
     const ratio = msPerRequest(sliceB) / msPerRequest(sliceA);
     ratios.push(ratio);
-    const cell = (s: Slice) => `${msPerRequest(s).toFixed(3)} ms (${Math.round(s.requests / SECONDS)}/s)`.padStart(22);
+    const cell = (s: Slice) => `${msPerRequest(s).toFixed(3)} ms (${Math.round(s.requests / seconds)}/s)`.padStart(22);
     console.log(`  ${String(round).padStart(5)}  ${cell(sliceA)}  ${cell(sliceB)}  ${ratio.toFixed(2)}`);
   }
   const [totalA, totalB] = [sum(slicesOf.a), sum(slicesOf.b)];
@@ -168,22 +130,20 @@ async function compareCase(a: Running, b: Running, caseName: CaseName): Promise<
 }
 
 async function main(): Promise<void> {
+  const settings = compareSettings(CASE_NAMES);
   keepClientOffServerCpus();
-  const [sideA, sideB] = sidesOfSettings();
-  console.log(`A: ${sideA.name}, B: ${sideB.name}; server CPU ms per request${SERVER_CPUS ? `, the servers on CPUs ${SERVER_CPUS}` : ''}`);
+  const [sideA, sideB] = sidesOf(settings);
+  console.log(`A: ${sideA.name}, B: ${sideB.name}; server CPU ms per request${settings.serverCpus ? `, the servers on CPUs ${settings.serverCpus}` : ''}`);
   const running: Running[] = [];
   let clean = true;
   try {
-    for (const side of [sideA, sideB]) running.push(await startSide(side));
+    for (const side of [sideA, sideB]) running.push(await startSide(side, settings));
     const [a, b] = running as [Running, Running];
-    for (const caseName of CASES) clean = (await compareCase(a, b, caseName)) && clean;
+    for (const caseName of settings.cases) clean = (await compareCase(a, b, caseName, settings)) && clean;
   } finally {
-    await Promise.all(running.map((side) => stopChild(side.server)));
+    await Promise.all(running.map((side) => side.server.stop()));
   }
   if (!clean) process.exitCode = 1;
 }
 
-main().catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : error);
-  process.exit(1);
-});
+runScript(main);

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,16 +8,15 @@ import { createDatabase } from '../../packages/server/src/db/connection';
 import { migrateToLatest } from '../../packages/server/src/db/migrate';
 import { migrations } from '../../packages/server/src/db/migrations';
 import { bufferedOutput, createLogger } from '../../packages/server/src/http/request-log';
-import { installDirectly } from '../../packages/server/src/oauth/direct-install';
 import { requestTokens } from '../../packages/server/src/oauth/token-endpoint';
-import { addVersion, registerApp } from '../../packages/server/src/platform/apps';
-import { createStore } from '../../packages/server/src/platform/stores';
 import { createMetrics } from '../../packages/server/src/runtime/metrics';
 import { seedCatalogForBench } from '../../packages/server/src/seeds/demo-catalog';
 import { simulateStore } from '../../packages/server/src/seeds/simulation/run';
 import { createServices } from '../../packages/server/src/services/container';
 import { failStart, listen, portOf, serveBench, tellParent } from './child';
+import { createBenchStore, installBenchApp, type Knex, scratchSchema } from './fixtures';
 import type { BenchData } from './protocol';
+import { storeServerSettings } from './settings';
 
 /**
  * The real server, as production runs it (no response validation, internal errors hidden, a line
@@ -30,7 +29,6 @@ import type { BenchData } from './protocol';
  * BENCH_DATA_DIR (`data/bench`), keyed by its sizes, its seed and everything that shapes it (the
  * migrations, the seeds and the storefront's domain); each run copies it to the temporary directory.
  */
-const REDIRECT_URI = 'http://localhost:8787/callback';
 const UNLIMITED = 1_000_000_000;
 const SCOPES = ['products:read', 'orders:read', 'analytics:read'];
 const SIMULATION = { days: 90, seed: 1 };
@@ -54,16 +52,10 @@ function keptStoreName(products: number, orders: number): string {
   return `store-p${products}-o${orders}-d${SIMULATION.days}-s${SIMULATION.seed}-${hash.digest('hex').slice(0, 12)}`;
 }
 
-type Knex = ReturnType<typeof createDatabase>;
-
 /** Builds the store (catalog, then simulated orders) in a migrated database, and says what it holds. */
 async function buildStore(db: Knex, products: number, orders: number): Promise<BenchData> {
   const deps = { db, clock: systemClock };
-  const { store, owner } = await createStore(deps, {
-    name: 'Bench Store',
-    domain: 'bench-store.example',
-    owner: { email: 'owner@bench-store.example', name: 'Bench Owner', password: randomBytes(16).toString('base64url') },
-  });
+  const { store, owner } = await createBenchStore(deps, 'Bench Store');
   let started = performance.now();
   await seedCatalogForBench(db, store.id, products);
   const seedMs = performance.now() - started;
@@ -109,8 +101,11 @@ async function buildSqliteStore(dataDir: string, sqliteFile: string, products: n
 }
 
 /** The kept store for these sizes, built first if there is none: its SQLite file and what it holds. */
-async function keptStore(products: number, orders: number): Promise<{ file: string; data: BenchData; built: boolean }> {
-  const keptDir = path.resolve(process.env.BENCH_DATA_DIR ?? path.join(REPOSITORY, 'data', 'bench'));
+async function keptStore(
+  products: number,
+  orders: number,
+  keptDir = path.join(REPOSITORY, 'data', 'bench'),
+): Promise<{ file: string; data: BenchData; built: boolean }> {
   const name = keptStoreName(products, orders);
   const file = path.join(keptDir, `${name}.sqlite`);
   const about = path.join(keptDir, `${name}.json`);
@@ -137,8 +132,8 @@ interface BenchDatabase {
 }
 
 /** SQLite: a copy of the kept store (built first if there is none) in a temporary directory. */
-async function sqliteBenchDatabase(products: number, orders: number): Promise<BenchDatabase> {
-  const kept = await keptStore(products, orders);
+async function sqliteBenchDatabase(products: number, orders: number, keptDir: string | undefined): Promise<BenchDatabase> {
+  const kept = await keptStore(products, orders, keptDir);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
   fs.copyFileSync(kept.file, path.join(dataDir, 'bench.sqlite'));
   const db = createDatabase({ databaseUrl: undefined, dataDir }, { sqliteFile: 'bench.sqlite' });
@@ -151,37 +146,27 @@ async function sqliteBenchDatabase(products: number, orders: number): Promise<Be
  * Nothing is kept between runs: the database is the operator's, and its state is theirs.
  */
 async function postgresBenchDatabase(url: string, products: number, orders: number): Promise<BenchDatabase> {
-  const schema = `svc_bench_${randomBytes(6).toString('hex')}`;
-  const withAdmin = async (statement: string) => {
-    const admin = createDatabase({ databaseUrl: url, dataDir: '' });
-    try {
-      await admin.raw(statement, [schema]);
-    } finally {
-      await admin.destroy();
-    }
-  };
-  await withAdmin('create schema ??');
-  const db = createDatabase({ databaseUrl: url, dataDir: '' }, { pgSchema: schema });
+  const { db, schema, drop } = await scratchSchema(url, 'svc_bench');
   try {
     await migrateToLatest(db);
     console.log(`Building the bench store (${products} products, ${orders} orders over ${SIMULATION.days} days) in PostgreSQL schema ${schema}`);
     const data = await buildStore(db, products, orders);
-    return { db, data, built: true, close: () => withAdmin('drop schema ?? cascade') };
+    return { db, data, built: true, close: drop };
   } catch (error) {
     await db.destroy().catch(() => undefined);
-    await withAdmin('drop schema ?? cascade').catch(() => undefined);
+    await drop().catch(() => undefined);
     throw error;
   }
 }
 
 async function main(): Promise<void> {
-  const products = Number(process.env.BENCH_PRODUCTS ?? 100_000);
-  const orders = Number(process.env.BENCH_ORDERS ?? 100_000);
-  const databaseUrl = process.env.BENCH_DATABASE_URL;
-  const { db, data, built, close } = databaseUrl ? await postgresBenchDatabase(databaseUrl, products, orders) : await sqliteBenchDatabase(products, orders);
+  const settings = storeServerSettings();
+  const { products, orders, postgresUrl } = settings;
+  const { db, data, built, close } = postgresUrl
+    ? await postgresBenchDatabase(postgresUrl, products, orders)
+    : await sqliteBenchDatabase(products, orders, settings.keptDir);
   try {
-    // BENCH_METRICS=1: the server keeps its Prometheus metrics (METRICS_PORT), so their cost is measured too.
-    const metrics = process.env.BENCH_METRICS === '1' ? createMetrics() : undefined;
+    const metrics = settings.metrics ? createMetrics() : undefined;
     metrics?.watchDatabase(db, systemClock);
     const services = createServices({
       db,
@@ -191,14 +176,8 @@ async function main(): Promise<void> {
     });
     const { storeId } = data;
 
-    const { app: client } = await registerApp(services, { name: 'Bench App' });
-    await addVersion(services, client.id, {
-      redirectUrls: [REDIRECT_URI],
-      launchUrl: 'http://localhost:8787/launch',
-      requiredScopes: SCOPES,
-      optionalScopes: [],
-    });
-    let tokens = await installDirectly(services, { storeId, appId: client.id, scopes: SCOPES, redirectUri: REDIRECT_URI });
+    const installed = await installBenchApp(services, storeId, 'Bench App', SCOPES);
+    let { tokens } = installed;
 
     // Each request's line is written as in production, to nowhere: its cost is part of what is measured.
     const logger = createLogger({ level: 'info', environment: 'production' }, bufferedOutput(os.devNull));
@@ -207,7 +186,7 @@ async function main(): Promise<void> {
     serveBench(server, {
       close,
       newToken: async () => {
-        tokens = await requestTokens(services, client.id, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+        tokens = await requestTokens(services, installed.appId, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
         return tokens.access_token;
       },
     });

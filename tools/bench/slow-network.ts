@@ -1,5 +1,6 @@
 import net from 'node:net';
-import { numberFromEnv } from './children';
+import { runScript } from './report';
+import { slowNetworkSettings } from './settings';
 
 /**
  * `tsx tools/bench/slow-network.ts`: a TCP proxy that holds every chunk for BENCH_NETWORK_DELAY_MS
@@ -8,24 +9,24 @@ import { numberFromEnv } from './children';
  * (5433) and forwards to BENCH_PROXY_TARGET (127.0.0.1:5432); point BENCH_DATABASE_URL at it
  * (docs/performance.md). Order is kept: every chunk waits the same time.
  */
-const delayMs = numberFromEnv('BENCH_NETWORK_DELAY_MS', 1, { zero: true });
-const port = Math.round(numberFromEnv('BENCH_PROXY_PORT', 5433));
-const [targetHost = '127.0.0.1', targetPort = '5432'] = (process.env.BENCH_PROXY_TARGET ?? '127.0.0.1:5432').split(':');
 
 /** Forwards what `from` receives to `to` after the delay, and closes `to` after `from` closes. */
-function delayed(from: net.Socket, to: net.Socket): void {
+function delayed(from: net.Socket, to: net.Socket, delayMs: number): void {
   from.on('data', (chunk) => setTimeout(() => to.write(chunk), delayMs));
   from.on('close', () => setTimeout(() => to.destroy(), delayMs));
   from.on('error', () => to.destroy());
 }
 
-net
-  .createServer((client) => {
-    const server = net.connect(Number(targetPort), targetHost);
-    // Without it, Nagle's algorithm holds the delayed small writes back for the peer's ACK: tens of ms, not the delay asked for.
-    client.setNoDelay(true);
-    server.setNoDelay(true);
-    delayed(client, server);
-    delayed(server, client);
-  })
-  .listen(port, '127.0.0.1', () => console.log(`slow network: 127.0.0.1:${port} → ${targetHost}:${targetPort}, ${delayMs} ms each way`));
+runScript(async () => {
+  const { delayMs, port, target } = slowNetworkSettings();
+  net
+    .createServer((client) => {
+      const server = net.connect(target.port, target.host);
+      // Without it, Nagle's algorithm holds the delayed small writes back for the peer's ACK: tens of ms, not the delay asked for.
+      client.setNoDelay(true);
+      server.setNoDelay(true);
+      delayed(client, server, delayMs);
+      delayed(server, client, delayMs);
+    })
+    .listen(port, '127.0.0.1', () => console.log(`slow network: 127.0.0.1:${port} → ${target.host}:${target.port}, ${delayMs} ms each way`));
+});

@@ -1,5 +1,3 @@
-import { type ChildProcess, fork } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,11 +7,12 @@ import { fanOut } from '../../packages/server/src/domain/webhooks/delivery/fan-o
 import { replayEvents } from '../../packages/server/src/domain/webhooks/replay';
 import { createSubscription } from '../../packages/server/src/domain/webhooks/subscriptions/changes';
 import { createDispatcher, type Dispatcher } from '../../packages/server/src/jobs/webhook-dispatcher';
-import { installDirectly } from '../../packages/server/src/oauth/direct-install';
-import { addVersion, registerApp } from '../../packages/server/src/platform/apps';
-import { createStore } from '../../packages/server/src/platform/stores';
 import { createServices, type Services } from '../../packages/server/src/services/container';
 import { type DomainEvent, recordEvent } from '../../packages/server/src/services/outbox';
+import { createBenchStore, installBenchApp, type Knex, scratchSchema } from './fixtures';
+import { runScript } from './report';
+import { type ServerUnderTest, startServer } from './servers';
+import { casesFromEnv, webhookSettings } from './settings';
 import { percentile } from './stats';
 
 /**
@@ -33,28 +32,21 @@ import { percentile } from './stats';
  *   fanned out and delivered, and the time from each event to its delivery (p50, p99, max).
  */
 
+export const WEBHOOK_CASES = ['webhooks.deliveries', 'webhooks.recovery', 'webhooks.outbox lag'] as const;
+export type WebhookCase = (typeof WEBHOOK_CASES)[number];
+
 export interface WebhookFigures {
   readonly name: string;
   readonly figures: Record<string, number>;
 }
 
-const REDIRECT_URI = 'http://localhost:8787/callback';
 const SUBSCRIPTIONS = 8;
 /** Delivered before anything is measured. */
 const WARM_UP_EVENTS = 1000;
 /** Single events committed one after the other for the commit-to-delivery figure. */
 const SINGLE_COMMITS = 200;
 
-function startReceiver(): Promise<{ child: ChildProcess; port: number }> {
-  const child = fork(path.join(__dirname, 'receiver.ts'), [], { stdio: 'inherit' });
-  return new Promise((resolve, reject) => {
-    child.once('message', (message: { port: number }) => resolve({ child, port: message.port }));
-    child.once('exit', (code) => reject(new Error(`The receiver exited (${code}) before listening`)));
-  });
-}
-
-/** A product.created-sized event (about 1 KB). */
-/** A stand-in of about a real product's size: the bench measures delivery, which never reads the payload. */
+/** A product.created-sized event (about 1 KB). A stand-in of about a real product's size: the bench measures delivery, which never reads the payload. */
 function productEvent(storeId: string, index: number, now: number): DomainEvent {
   return {
     type: 'product.created',
@@ -72,32 +64,17 @@ interface BenchSubscription {
 }
 
 /** SUBSCRIPTIONS stores, each with an app installed and subscribed to product.created at the receiver. */
-async function storesWithSubscriptions(services: Services, receiverPort: number): Promise<BenchSubscription[]> {
+async function storesWithSubscriptions(services: Services, receiver: string): Promise<BenchSubscription[]> {
   const subscriptions: BenchSubscription[] = [];
   for (let index = 0; index < SUBSCRIPTIONS; index += 1) {
-    const { store } = await createStore(services, {
-      name: `Webhook bench ${index}`,
-      domain: `webhook-bench-${index}.example.com`,
-      owner: { email: `bench-${index}@webhook-bench.example.com`, name: 'Bench', password: 'bench password, long enough' },
-    });
-    const { app } = await registerApp(services, { name: `Bench receiver ${index}` });
-    await addVersion(services, app.id, {
-      redirectUrls: [REDIRECT_URI],
-      launchUrl: 'https://app.example.com/launch',
-      requiredScopes: ['products:read'],
-      optionalScopes: [],
-    });
-    const { installation_id: installationId } = await installDirectly(services, {
-      storeId: store.id,
-      appId: app.id,
-      scopes: ['products:read'],
-      redirectUri: REDIRECT_URI,
-    });
+    const { store } = await createBenchStore(services, `Webhook bench ${index}`);
+    const { tokens } = await installBenchApp(services, store.id, `Bench receiver ${index}`, ['products:read']);
+    const installationId = tokens.installation_id;
     const { row } = await createSubscription(
       services.db,
       services,
       { storeId: store.id, installationId, scopes: new Set(['products:read']), now: services.clock.now() },
-      { endpoint_url: `http://127.0.0.1:${receiverPort}/hooks/${index}`, event_types: ['product.created'] },
+      { endpoint_url: `${receiver}/hooks/${index}`, event_types: ['product.created'] },
     );
     subscriptions.push({ storeId: store.id, installationId, subscriptionId: row.id });
   }
@@ -136,7 +113,7 @@ async function commitToDelivery(services: Services, storeIds: readonly string[],
 }
 
 interface BenchDb {
-  readonly db: ReturnType<typeof createDatabase>;
+  readonly db: Knex;
   readonly name: string;
   readonly close: () => Promise<void>;
 }
@@ -155,17 +132,13 @@ async function benchDatabase(databaseUrl: string | undefined): Promise<BenchDb> 
       },
     };
   }
-  const schema = `svc_bench_webhooks_${randomBytes(6).toString('hex')}`;
-  const admin = createDatabase({ databaseUrl, dataDir: '' });
-  await admin.raw('create schema ??', [schema]);
-  const db = createDatabase({ databaseUrl, dataDir: '' }, { pgSchema: schema });
+  const { db, drop } = await scratchSchema(databaseUrl, 'svc_bench_webhooks');
   return {
     db,
     name: 'PostgreSQL',
     close: async () => {
       await db.destroy();
-      await admin.raw('drop schema ?? cascade', [schema]);
-      await admin.destroy();
+      await drop();
     },
   };
 }
@@ -251,29 +224,24 @@ async function recoveryDrain(services: Services, subscription: BenchSubscription
   };
 }
 
-export async function benchWebhooks(options: {
-  deliveries: number;
-  burst: number;
-  /** Events in one subscription's replayed backlog (`webhooks.recovery`). */
-  recovery: number;
-  wanted: (name: string) => boolean;
-  databaseUrl?: string;
-}): Promise<WebhookFigures[]> {
+/** The webhook cases asked for, with the sizes of webhookSettings (tools/bench/settings.ts). */
+export async function benchWebhooks(options: ReturnType<typeof webhookSettings> & { readonly cases: readonly WebhookCase[] }): Promise<WebhookFigures[]> {
   const { db, name: database, close } = await benchDatabase(options.databaseUrl);
-  const receiver = await startReceiver();
+  const wanted = (name: WebhookCase) => options.cases.includes(name);
   const results: WebhookFigures[] = [];
+  let receiver: ServerUnderTest | undefined;
   try {
+    receiver = await startServer({ script: 'receiver.ts', onServerCpus: false });
     await migrateToLatest(db);
     const services = createServices({
       db,
       rateLimits: { perInstallation: 1_000_000, perClient: 1_000_000 },
       webhooks: {
         environment: 'development',
-        // The server's setting, so that the bench measures what an operator would set.
-        ...(process.env.WEBHOOK_ATTEMPTS_PER_SUBSCRIPTION ? { attemptsPerSubscription: Number(process.env.WEBHOOK_ATTEMPTS_PER_SUBSCRIPTION) } : {}),
+        ...(options.attemptsPerSubscription === undefined ? {} : { attemptsPerSubscription: options.attemptsPerSubscription }),
       },
     });
-    const subscriptions = await storesWithSubscriptions(services, receiver.port);
+    const subscriptions = await storesWithSubscriptions(services, receiver.base);
     const storeIds = subscriptions.map((subscription) => subscription.storeId);
     // The server's defaults, its 1 s poll included: an idle worker is started by the commits.
     const dispatcher = createDispatcher(services);
@@ -286,7 +254,7 @@ export async function benchWebhooks(options: {
     await dispatcher.stop();
     await db.raw('analyze');
 
-    if (options.wanted('webhooks.deliveries')) {
+    if (wanted('webhooks.deliveries')) {
       const burstAt = Date.now();
       await burst(services, storeIds, options.deliveries, burstAt);
       const started = performance.now();
@@ -307,7 +275,7 @@ export async function benchWebhooks(options: {
       );
     }
 
-    if (options.wanted('webhooks.recovery')) {
+    if (wanted('webhooks.recovery')) {
       const figures = await recoveryDrain(services, subscriptions[0] as BenchSubscription, options.recovery, createDispatcher(services));
       results.push({ name: 'webhooks.recovery', figures });
       console.log(
@@ -315,7 +283,7 @@ export async function benchWebhooks(options: {
       );
     }
 
-    if (options.wanted('webhooks.outbox lag')) {
+    if (wanted('webhooks.outbox lag')) {
       dispatcher.start();
       await until(async () => (await pending(services)) === 0);
       const single = await commitToDelivery(services, storeIds, SINGLE_COMMITS);
@@ -355,23 +323,15 @@ export async function benchWebhooks(options: {
       );
     }
   } finally {
-    receiver.child.kill();
+    await receiver?.stop();
     await close();
   }
   return results;
 }
 
-/** `tsx tools/bench/webhooks.ts`: the webhook cases alone. */
+/** `tsx tools/bench/webhooks.ts`: the webhook cases alone, with the settings they have in `pnpm bench`. */
 if (require.main === module) {
-  const only = process.env.BENCH_CASES?.split(',').map((name) => name.trim());
-  benchWebhooks({
-    deliveries: 10_000,
-    burst: 10_000,
-    recovery: 7_000,
-    wanted: (name) => !only || only.includes(name),
-    databaseUrl: process.env.BENCH_DATABASE_URL || undefined,
-  }).catch((error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
-    process.exit(1);
+  runScript(async () => {
+    await benchWebhooks({ ...webhookSettings(), cases: casesFromEnv(WEBHOOK_CASES) ?? [...WEBHOOK_CASES] });
   });
 }

@@ -1,10 +1,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { pacedLoad } from '../paced-load';
+import { drive } from '../load-driver';
 
 /**
- * The bench's paced load: requests arrive spread over the time at the rate asked, not as
- * autocannon's burst at the start of every second, whatever the server answers.
+ * The bench's load driver. At a rate, requests arrive spread over the time, not as autocannon's
+ * burst at the start of every second, whatever the server answers; without one, as many as the
+ * server answers. Either way one result shape, and a POST carries its body and a key of its own.
  */
 
 async function serve(answer: (request: http.IncomingMessage, response: http.ServerResponse) => void) {
@@ -28,7 +29,10 @@ test('requests arrive evenly over the time, with the path and headers given, and
   let next = 0;
   const started = performance.now();
   try {
-    const result = await pacedLoad(server.base, () => paths[next++ % 2] as string, 2, { connections: 4, rate: 100, headers: { authorization: 'Bearer t' } });
+    const result = await drive(
+      { base: server.base, path: () => paths[next++ % 2] as string, headers: { authorization: 'Bearer t' } },
+      { seconds: 2, connections: 4, rate: 100 },
+    );
     // 200 due in 2 s; a loaded machine's late timer sends what came due late, never more.
     expect(server.arrivals.length).toBeGreaterThanOrEqual(190);
     expect(server.arrivals.length).toBeLessThanOrEqual(200);
@@ -59,7 +63,7 @@ test('answers other than 2xx are counted, and a slow server shows in the latency
     }, 50);
   });
   try {
-    const result = await pacedLoad(server.base, () => '/', 1, { connections: 1, rate: 50, headers: {} });
+    const result = await drive({ base: server.base, path: () => '/' }, { seconds: 1, connections: 1, rate: 50 });
     // At most 20 answers fit in the second; 50 were due.
     expect(result.requests.total).toBeLessThanOrEqual(20);
     expect(result.requests.total).toBeGreaterThan(0);
@@ -74,7 +78,39 @@ test('answers other than 2xx are counted, and a slow server shows in the latency
 test('a server that is not there gives errors, not answers', async () => {
   const server = await serve((_request, response) => response.end());
   await server.close();
-  const result = await pacedLoad(server.base, () => '/', 0.5, { connections: 2, rate: 20, headers: {} });
+  const result = await drive({ base: server.base, path: () => '/' }, { seconds: 0.5, connections: 2, rate: 20 });
   expect(result.requests.total).toBe(0);
   expect(result.errors).toBeGreaterThan(0);
+});
+
+describe.each([
+  ['at an even pace', 50],
+  ['saturating', 0],
+])('%s, a POST', (_way, rate) => {
+  test('carries its body and an idempotency key of its own to the path given', async () => {
+    const seen: { url: string | undefined; method: string | undefined; key: unknown; body: string }[] = [];
+    const server = await serve((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      request.on('end', () => {
+        seen.push({ url: request.url, method: request.method, key: request.headers['idempotency-key'], body });
+        response.statusCode = 201;
+        response.end();
+      });
+    });
+    try {
+      const result = await drive({ base: server.base, path: () => '/adjust', method: 'POST', body: '{"delta":1}' }, { seconds: 0.5, connections: 2, rate });
+      expect(result.requests.total).toBeGreaterThan(0);
+      expect(result.non2xx).toBe(0);
+      expect(result.errors).toBe(0);
+      expect(seen[0]).toMatchObject({ url: '/adjust', method: 'POST', body: '{"delta":1}' });
+      const keys = seen.map((each) => each.key);
+      expect(keys.every((key) => typeof key === 'string')).toBe(true);
+      expect(new Set(keys).size).toBe(keys.length);
+    } finally {
+      await server.close();
+    }
+  });
 });
