@@ -6,7 +6,7 @@ import { fromJsonList } from '../db/json-lists';
 import { type ReadAhead, type Statement, selectTogether } from '../db/reads';
 import { satisfiesAny } from '../platform/scopes';
 import { storeMigrating } from '../platform/stores';
-import { effectiveScopes, TOKEN_FACTS_COLUMNS, type TokenLiveness, tokenLivenessSql } from '../platform/tokens';
+import { effectiveScopes, livenessOfFacts, TOKEN_FACTS_COLUMNS, type TokenLiveness, tokenLivenessSql } from '../platform/tokens';
 import type { Services } from '../services/container';
 import type { FoldedSpend, Quota, RateDecision } from '../services/rate-limit';
 
@@ -51,8 +51,6 @@ interface TokenContextRow {
   app_api_version: string | null;
   routing_state: string;
   route_epoch: number;
-  /** The token's state now, by the liveness rule. */
-  liveness: TokenLiveness;
 }
 
 const unauthenticated = (message: string) => new ApiError('UNAUTHENTICATED', message);
@@ -77,10 +75,13 @@ const TOKENS_WITH_CONTEXT = `
 
 /**
  * One statement (every request makes it, so it is plain SQL): the token with its grant,
- * installation, app and store, judged now by the liveness rule (platform/tokens).
+ * installation, app and store. It does not depend on the instant, so SQLite's reader keeps its row
+ * until the next commit; the liveness rule judges it apart ({@link livenessOfContext}).
  */
-const TOKEN_CONTEXT_SQL = `select context.*, ${tokenLivenessSql('context')} as liveness from (
-  select ${TOKEN_CONTEXT_COLUMNS} ${TOKENS_WITH_CONTEXT} where t.token_hash = :token_hash and t.kind = 'access') context`;
+const TOKEN_CONTEXT_SQL = `select ${TOKEN_CONTEXT_COLUMNS} ${TOKENS_WITH_CONTEXT} where t.token_hash = :token_hash and t.kind = 'access'`;
+
+/** The context judged now by the liveness rule (platform/tokens), in the statement: where the quota is spent in it. */
+const JUDGED_CONTEXT_SQL = `select context.*, ${tokenLivenessSql('context')} as liveness from (${TOKEN_CONTEXT_SQL}) context`;
 
 /**
  * The checks of {@link authenticateBearer} that let a request through, in SQL over the judged
@@ -95,7 +96,7 @@ const spendingSqlByFold = new WeakMap<FoldedSpend, string>();
 function spendingSqlOf(fold: FoldedSpend): string {
   let sql = spendingSqlByFold.get(fold);
   if (sql === undefined) {
-    sql = `with judged as (${TOKEN_CONTEXT_SQL}), spent as (${fold.sql('judged', 'judged.installation_id', LETS_THROUGH)})
+    sql = `with judged as (${JUDGED_CONTEXT_SQL}), spent as (${fold.sql('judged', 'judged.installation_id', LETS_THROUGH)})
       select judged.*, spent.points as quota_points, spent.expire as quota_expire from judged left join spent on true`;
     spendingSqlByFold.set(fold, sql);
   }
@@ -103,13 +104,15 @@ function spendingSqlOf(fold: FoldedSpend): string {
 }
 
 interface SpendingRow extends TokenContextRow {
+  /** The token's state now, when the statement judged it (where it spent the quota). */
+  liveness?: TokenLiveness;
   quota_points?: number | null;
   quota_expire?: number | null;
 }
 
 /** What the token's statement answered: its context, the quota's decision when it spent it, the first read's rows. */
 interface LoadedContext {
-  row: TokenContextRow | undefined;
+  row: SpendingRow | undefined;
   spent?: RateDecision;
   readAhead?: ReadAhead;
 }
@@ -129,7 +132,7 @@ async function loadTokenContext(
 ): Promise<LoadedContext> {
   const token: Statement = fold
     ? { sql: spendingSqlOf(fold), params: { token_hash: tokenHash, store_id: storeId, now, ...fold.bindings() } }
-    : { sql: TOKEN_CONTEXT_SQL, params: { token_hash: tokenHash, now }, fresh: true };
+    : { sql: TOKEN_CONTEXT_SQL, params: { token_hash: tokenHash } };
   const [[row], readRows] = (await selectTogether(services.db, firstRead ? [token, firstRead] : [token])) as [SpendingRow[], unknown[] | undefined];
   const readAhead = readRows ? { rows: readRows } : undefined;
   if (row?.quota_points == null || row.quota_expire == null) return { row, ...(readAhead ? { readAhead } : {}) };
@@ -165,7 +168,8 @@ export async function authenticateBearer(
   const now = services.clock.now();
   const { row, spent, readAhead } = await loadTokenContext(services, presented.hash, storeId, now, services.limiter.folded(quota), firstRead?.());
   if (!row) throw unauthenticated('The access token is unknown.');
-  if (row.liveness !== 'live') throw unauthenticated(NOT_LIVE_MESSAGES[row.liveness]);
+  const liveness = await livenessOfContext(services, row, now);
+  if (liveness !== 'live') throw unauthenticated(NOT_LIVE_MESSAGES[liveness]);
   if (row.token_store_id !== storeId) throw new ApiError('STORE_NOT_FOUND', 'The access token is not bound to this store.');
   if (row.routing_state === 'migrating') throw storeMigrating();
   if (row.first_used_at === null) await services.db('tokens').where({ id: row.token_id, first_used_at: null }).update({ first_used_at: now });
@@ -174,14 +178,26 @@ export async function authenticateBearer(
   return readAhead ? { principal: principalOfRow(row), quota: decision, readAhead } : { principal: principalOfRow(row), quota: decision };
 }
 
+/** The token's state now: as the statement judged it, or (a kept row) by the rule over its facts. */
+const livenessOfContext = (services: Services, row: SpendingRow, now: number): Promise<TokenLiveness> | TokenLiveness =>
+  row.liveness ?? livenessOfFacts(services.db, row, now);
+
 const NOT_LIVE_MESSAGES = {
   revoked: 'The access token was revoked.',
   expired: 'The access token expired (access tokens live 900 seconds); refresh it.',
   earlier_installation: 'The access token belongs to an earlier installation of the app.',
 } as const;
 
+/**
+ * Principals already made from token rows: SQLite's reader hands out the same frozen row while
+ * nothing is committed (db/sqlite/reader.ts), so the scopes are not parsed again on every request.
+ */
+const principalsOfRows = new WeakMap<Readonly<TokenContextRow>, Principal>();
+
 function principalOfRow(row: Readonly<TokenContextRow>): Principal {
-  return {
+  const known = principalsOfRows.get(row);
+  if (known) return known;
+  const principal: Principal = {
     tokenId: row.token_id,
     appId: row.app_id,
     appName: row.app_name,
@@ -196,6 +212,8 @@ function principalOfRow(row: Readonly<TokenContextRow>): Principal {
     routeEpoch: row.route_epoch,
     scopes: new Set(effectiveScopes(fromJsonList(row.grant_scopes), fromJsonList(row.installation_scopes))),
   };
+  principalsOfRows.set(row, principal);
+  return principal;
 }
 
 function insufficientScope(needed: readonly string[]): ApiError {

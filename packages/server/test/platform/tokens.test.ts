@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ACCESS_SECONDS } from '../../src/core/limits';
 import { hashSecret } from '../../src/credentials/secrets';
-import { livenessOfToken, type TokenLiveness } from '../../src/platform/tokens';
+import { livenessOfFacts, livenessOfToken, TOKEN_FACTS_COLUMNS, type TokenFacts, type TokenLiveness } from '../../src/platform/tokens';
 import { me } from '../support/auth-steps';
 import { testDatabases } from '../support/databases';
 import { createTestApp, createTestStore, installWithTokens, suiteHarness } from '../support/harness';
@@ -26,7 +26,18 @@ describe.each(testDatabases())('the live-token rule on $name', (testDatabase) =>
     return { store, tokens, tokenId: row.id as string, grantId: row.grant_id as string, installationId: row.installation_id as string };
   }
 
-  const judged = (tokenId: string, at = h.clock.now()): Promise<TokenLiveness | undefined> => livenessOfToken(h.db, tokenId, at);
+  /** The rule as a statement that reads the token judges it, and as the rule over its facts read before: they agree. */
+  async function judged(tokenId: string, at = h.clock.now()): Promise<TokenLiveness | undefined> {
+    const read = await livenessOfToken(h.db, tokenId, at);
+    const facts = await h
+      .db('tokens as t')
+      .join('grants as g', 'g.id', 't.grant_id')
+      .leftJoin('installations as i', 'i.id', 't.installation_id')
+      .where('t.id', tokenId)
+      .first<TokenFacts | undefined>(h.db.raw(TOKEN_FACTS_COLUMNS));
+    expect(facts ? await livenessOfFacts(h.db, facts, at) : undefined).toBe(read);
+    return read;
+  }
   const inTransaction = (tokenId: string): Promise<TokenLiveness | undefined> => h.db.transaction((trx) => livenessOfToken(trx, tokenId, h.clock.now()));
 
   it('judges a token live until the instant it expires, inside a transaction as outside', async () => {
