@@ -29,6 +29,13 @@ export interface WebhookConfig {
 }
 
 export interface DatabaseConfig {
+  /**
+   * `DATABASE_DIRECT_URL`: a session of PostgreSQL itself, when `DATABASE_URL` goes through a
+   * transaction pooler (PgBouncer `pool_mode = transaction`): what needs a session (LISTEN, the
+   * advisory locks of the migrations and the leader) opens it here, and the pool's statements run
+   * unnamed (docs/decisions/0077-behind-a-transaction-pooler.md).
+   */
+  readonly directUrl?: string | undefined;
   /** The most connections a PostgreSQL pool holds (SQLite has one writer and one reader). */
   readonly poolMax: number;
   /** PostgreSQL's `statement_timeout` per connection, in ms; 0 leaves statements unbounded. */
@@ -362,6 +369,11 @@ export const SETTINGS = {
     decimal(`from 1 to ${MAX_WEB_CONCURRENCY}`, 1, MAX_WEB_CONCURRENCY, 1),
   ),
   DATABASE_URL: setting('PostgreSQL (`postgres://user:password@host:5432/db`). Unset: SQLite in `DATA_DIR`, for one process.', 'unset (SQLite)', databaseUrl),
+  DATABASE_DIRECT_URL: setting(
+    'When `DATABASE_URL` goes through a transaction pooler (PgBouncer `pool_mode = transaction`): PostgreSQL itself, for what needs a session (LISTEN, the advisory locks of migrations and the housekeeping leader). Setting it tells the service it is pooled: its statements then run unnamed. Set the statement timeout on the pooler (`connect_query`).',
+    'unset (`DATABASE_URL` is a session)',
+    databaseUrl,
+  ),
   DATA_DIR: setting(
     'Where SQLite keeps its file (and, on SQLite outside production, the development sealing key).',
     '`./data` at the repository root',
@@ -464,6 +476,9 @@ function crossChecks(values: Values): string[] {
       `WEB_CONCURRENCY=${values.WEB_CONCURRENCY} needs PostgreSQL (DATABASE_URL): on SQLite one server process serves the data directory (its quotas and housekeeping live in it); leave WEB_CONCURRENCY at 1`,
     );
   }
+  if (values.DATABASE_DIRECT_URL && !values.DATABASE_URL) {
+    problems.push('DATABASE_DIRECT_URL is set without DATABASE_URL: it is the direct session beside a pooled DATABASE_URL; set both, or neither for SQLite');
+  }
   if (values.WEB_CONCURRENCY > 1 && values.SEED_DEMO) {
     problems.push('SEED_DEMO seeds from one server process: start once with WEB_CONCURRENCY=1 to seed, then with more');
   }
@@ -481,7 +496,7 @@ function shownValue(value: unknown): string {
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
-const SECRET_SETTINGS = ['SECRET_KEY', 'SECRET_KEYS', 'DATABASE_URL', 'OTEL_EXPORTER_OTLP_ENDPOINT'];
+const SECRET_SETTINGS = ['SECRET_KEY', 'SECRET_KEYS', 'DATABASE_URL', 'DATABASE_DIRECT_URL', 'OTEL_EXPORTER_OTLP_ENDPOINT'];
 
 function secretKeysOf(values: Values): SecretKeys | undefined {
   if (values.SECRET_KEYS) return { keys: values.SECRET_KEYS, setting: 'SECRET_KEYS' };
@@ -512,6 +527,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: values.DATABASE_URL,
     dataDir: path.resolve(values.DATA_DIR || path.join(repositoryRoot, 'data')),
     database: {
+      directUrl: values.DATABASE_DIRECT_URL,
       poolMax: values.DATABASE_POOL_MAX,
       statementTimeoutMs: values.DATABASE_STATEMENT_TIMEOUT_MS,
       connectTimeoutMs: values.DATABASE_CONNECT_TIMEOUT_MS,

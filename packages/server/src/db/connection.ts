@@ -25,12 +25,12 @@ export interface DatabaseOptions {
  * directory (db/sqlite/). Nothing else in the service asks which one it is on.
  */
 export function createDatabase(
-  config: Pick<Config, 'databaseUrl' | 'dataDir'> & { database?: Pick<DatabaseConfig, 'poolMax' | 'statementTimeoutMs'> },
+  config: Pick<Config, 'databaseUrl' | 'dataDir'> & { database?: Pick<DatabaseConfig, 'poolMax' | 'statementTimeoutMs' | 'directUrl'> },
   { pgSchema, sqliteFile = 'store.sqlite', log = stderrLog }: DatabaseOptions = {},
 ): Knex {
   if (config.databaseUrl) {
-    const { poolMax = 10, statementTimeoutMs = 30_000 } = config.database ?? {};
-    return openPostgres({ url: config.databaseUrl, poolMax, statementTimeoutMs, schema: pgSchema, log });
+    const { poolMax = 10, statementTimeoutMs = 30_000, directUrl } = config.database ?? {};
+    return openPostgres({ url: config.databaseUrl, directUrl, poolMax, statementTimeoutMs, schema: pgSchema, log });
   }
   fs.mkdirSync(config.dataDir, { recursive: true });
   return openSqlite({ filename: path.join(config.dataDir, sqliteFile), log });

@@ -87,6 +87,14 @@ describe('configuration from the environment', () => {
     expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL must be a postgres:\/\/ URL/);
   });
 
+  it('takes DATABASE_DIRECT_URL beside a pooled DATABASE_URL only, never echoing it', () => {
+    const pooled = { DATABASE_URL: 'postgres://svc:secret@pgbouncer:6432/svc', DATABASE_DIRECT_URL: 'postgres://svc:secret@db:5432/svc' };
+    expect(loadConfig(pooled).database.directUrl).toBe('postgres://svc:secret@db:5432/svc');
+    expect(loadConfig({ DATABASE_URL: pooled.DATABASE_URL }).database.directUrl).toBeUndefined();
+    expect(() => loadConfig({ DATABASE_DIRECT_URL: pooled.DATABASE_DIRECT_URL })).toThrow(/DATABASE_DIRECT_URL is set without DATABASE_URL/);
+    expect(() => loadConfig({ ...pooled, DATABASE_DIRECT_URL: 'mysql://secret@x' })).toThrow(/^(?!.*secret).*DATABASE_DIRECT_URL must be a postgres:\/\/ URL/);
+  });
+
   describe('TRUST_PROXY', () => {
     it.each([undefined, '', '  ', '0'])('%p trusts no proxy', (value) => {
       expect(loadConfig(value === undefined ? {} : { TRUST_PROXY: value }).trustProxy).toBe(false);

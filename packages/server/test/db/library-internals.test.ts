@@ -1,7 +1,6 @@
 import type { Knex } from 'knex';
 import { engineOf } from '../../src/db/engine';
 import { poolUsageOf } from '../../src/db/pool';
-import { connectionSettingsOf, rawConnectionOf } from '../../src/db/postgres/internals';
 import { clientInternalsOf, outermostOf, settledOf } from '../../src/db/sqlite/internals';
 import { testDatabases } from '../support/databases';
 
@@ -56,19 +55,6 @@ describe.each(testDatabases())('library internals the engine relies on, on $name
       });
       await new Promise((resolve) => setImmediate(resolve));
       expect(settled).toBe(true);
-    });
-  } else {
-    it("knex keeps the driver's settings and opens a connection outside its pool as the pool does", async () => {
-      const settings = connectionSettingsOf(db);
-      expect(settings).toMatchObject({ connectionString: expect.any(String) });
-      const raw = await rawConnectionOf(db);
-      try {
-        const { rows } = await raw.query<{ answer: number }>('select 42 as answer');
-        expect(rows).toEqual([{ answer: 42 }]);
-        expect(poolUsageOf(db).inUse).toBe(0); // outside the pool
-      } finally {
-        await raw.end();
-      }
     });
   }
 });

@@ -42,6 +42,12 @@ function retiredWhenTheSessionEnds(client: PgPooledClient, done: (error: Error |
 
 export interface PostgresSettings {
   readonly url: string;
+  /**
+   * PostgreSQL itself when `url` goes through a transaction pooler (PgBouncer `pool_mode =
+   * transaction`): sessions (LISTEN, advisory locks) open here, and the pool's statements run
+   * unnamed (docs/decisions/0077-behind-a-transaction-pooler.md).
+   */
+  readonly directUrl?: string | undefined;
   readonly poolMax: number;
   readonly statementTimeoutMs: number;
   /** The schema to work in (tests give each suite its own). */
@@ -49,13 +55,31 @@ export interface PostgresSettings {
   readonly log: DatabaseLog;
 }
 
+/**
+ * A session of its own to PostgreSQL itself (never through a pooler), as the pool's connections are
+ * opened: for LISTEN and the advisory locks, which live as long as the session.
+ */
+const sessionSettingsOf = (settings: PostgresSettings): pg.ClientConfig => ({
+  connectionString: settings.directUrl ?? settings.url,
+  statement_timeout: settings.statementTimeoutMs,
+  connectionTimeoutMillis: PG_CONNECT_MS,
+  ...(settings.schema ? { options: `-c search_path=${settings.schema}` } : {}),
+});
+
 /** A pool of PostgreSQL connections with its engine. */
 export function openPostgres(settings: PostgresSettings): Knex {
+  const pooled = settings.directUrl !== undefined;
   const db = knex({
     client: 'pg',
     log: knexLogger(settings.log),
-    // A statement past its time is cancelled by the server (57014), so one slow query cannot hold a connection forever.
-    connection: { connectionString: settings.url, statement_timeout: settings.statementTimeoutMs, connectionTimeoutMillis: PG_CONNECT_MS },
+    // A statement past its time is cancelled by the server (57014), so one slow query cannot hold a
+    // connection forever. A transaction pooler refuses the setting at connect: it sets it itself
+    // (its `connect_query`, docs/deploy.md).
+    connection: {
+      connectionString: settings.url,
+      ...(pooled ? {} : { statement_timeout: settings.statementTimeoutMs }),
+      connectionTimeoutMillis: PG_CONNECT_MS,
+    },
     pool: { min: 0, max: settings.poolMax, afterCreate: retiredWhenTheSessionEnds },
     // A request waits at most this for a free connection, then answers 503 rather than hanging.
     acquireConnectionTimeout: PG_ACQUIRE_MS,
@@ -72,12 +96,19 @@ class PostgresEngine implements Engine {
   readonly name = 'postgres';
   readonly kept = new Map<string, KeptResult>();
   readonly pauseBetweenBatches = undefined;
-  private readonly statements = new PreparedStatements();
-  readonly quotaCounters = postgresQuotaCounters(this.statements);
+  private readonly statements: PreparedStatements;
+  readonly quotaCounters: Engine['quotaCounters'];
   readonly announceWebhookWork = postgresAnnouncer();
-  private listener: SharedListener | undefined;
+  private readonly session: pg.ClientConfig;
+  private readonly listener: SharedListener;
 
-  constructor(private readonly settings: PostgresSettings) {}
+  constructor(private readonly settings: PostgresSettings) {
+    // Behind a transaction pooler a connection's named statements would be another client's.
+    this.statements = new PreparedStatements({ named: settings.directUrl === undefined });
+    this.quotaCounters = postgresQuotaCounters(this.statements);
+    this.session = sessionSettingsOf(settings);
+    this.listener = new SharedListener((tell, opened) => postgresListener(this.session, tell, opened));
+  }
 
   select(db: Knex, statements: Parameters<Engine['select']>[1]) {
     return this.statements.rowSets(db, statements);
@@ -101,16 +132,15 @@ class PostgresEngine implements Engine {
     await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [key]);
   }
 
-  withAdvisoryLock<T>(db: Knex, lock: Parameters<Engine['withAdvisoryLock']>[1], work: () => Promise<T>): Promise<T> {
-    return withAdvisoryLock(db, lock, work);
+  withAdvisoryLock<T>(_db: Knex, lock: Parameters<Engine['withAdvisoryLock']>[1], work: () => Promise<T>): Promise<T> {
+    return withAdvisoryLock(this.session, lock, work);
   }
 
-  holdLeadership(db: Knex, { retryMs, onChange }: LeadershipOptions & { readonly retryMs: number }) {
-    return holdLeadership(db, retryMs, onChange);
+  holdLeadership(_db: Knex, { retryMs, onChange }: LeadershipOptions & { readonly retryMs: number }) {
+    return holdLeadership(this.session, retryMs, onChange);
   }
 
-  listenForWebhookWork(db: Knex, onWork: () => void, options: Parameters<Engine['listenForWebhookWork']>[2]) {
-    this.listener ??= new SharedListener((tell, opened) => postgresListener(db, tell, opened));
+  listenForWebhookWork(_db: Knex, onWork: () => void, options: Parameters<Engine['listenForWebhookWork']>[2]) {
     return this.listener.listen(onWork, options);
   }
 

@@ -1,19 +1,9 @@
-import type { Knex } from 'knex';
-import type pg from 'pg';
-
 /**
  * What the PostgreSQL engine takes from knex and node-postgres beyond their documented API, in one
  * place. test/db/library-internals.test.ts pins each, so that an upgrade that moves one fails there,
  * loudly, rather than in production. (The prepared statements' wire protocol, db/postgres/prepared-
  * statements.ts, is pinned by its own test.)
  */
-
-/** The node-postgres settings knex opened the pool with (knex `client.connectionSettings`): a connection of one's own is opened alike. */
-export const connectionSettingsOf = (db: Knex): pg.ClientConfig => (db.client as unknown as { connectionSettings: pg.ClientConfig }).connectionSettings;
-
-/** A connection outside the pool, opened as the pool opens its own (knex `client.acquireRawConnection`), for a session kept aside. */
-export const rawConnectionOf = (db: Knex): Promise<pg.Client> =>
-  (db.client as unknown as { acquireRawConnection(): Promise<pg.Client> }).acquireRawConnection();
 
 /** The part of a pooled node-postgres client `retiredWhenTheSessionEnds` touches. */
 export interface PgPooledClient {

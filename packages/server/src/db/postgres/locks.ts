@@ -1,7 +1,5 @@
-import type { Knex } from 'knex';
 import pg from 'pg';
 import type { AdvisoryLock, Leadership } from '../engine';
-import { connectionSettingsOf } from './internals';
 
 /**
  * PostgreSQL's locks between processes: session advisory locks on a connection kept aside (the
@@ -14,37 +12,39 @@ const SVC = 0x737663;
 
 /**
  * Runs `work` while this process holds the named lock, waiting for any other holder. The lock is a
- * session lock on a connection kept aside for it, so `work` may use the pool's other connections
- * (Knex runs each migration in a transaction of its own).
+ * session lock on a connection of its own, opened to PostgreSQL itself (`session`: never through a
+ * transaction pooler, which would hand the session's later statements to another server
+ * connection), so `work` may use the pool (Knex runs each migration in a transaction of its own).
  */
-export async function withAdvisoryLock<T>(db: Knex, lock: AdvisoryLock, work: () => Promise<T>): Promise<T> {
-  const connection: unknown = await db.client.acquireConnection();
-  const onLockConnection = (sql: string) => db.raw(sql, [SVC, LOCK_KEYS[lock]]).connection(connection);
+export async function withAdvisoryLock<T>(session: pg.ClientConfig, lock: AdvisoryLock, work: () => Promise<T>): Promise<T> {
+  const client = new pg.Client(session);
+  client.on('error', () => undefined); // a lost session ends the lock; `work`'s own statements report the failure
+  await client.connect();
   try {
-    await onLockConnection('select pg_advisory_lock(?, ?)');
+    await client.query('select pg_advisory_lock($1, $2)', [SVC, LOCK_KEYS[lock]]);
     try {
       return await work();
     } finally {
-      await onLockConnection('select pg_advisory_unlock(?, ?)');
+      await client.query('select pg_advisory_unlock($1, $2)', [SVC, LOCK_KEYS[lock]]);
     }
   } finally {
-    await db.client.releaseConnection(connection);
+    await client.end().catch(() => undefined);
   }
 }
 
 /**
  * The leader among every instance and worker process on one PostgreSQL database: it holds a session advisory lock on a connection of its own,
- * outside the pool (a request never waits for it, and the pool's idle reaping cannot drop it); the
+ * outside the pool, to PostgreSQL itself (a request never waits for it, the pool's idle reaping
+ * cannot drop it, and no transaction pooler stands between); the
  * others try for it every `retryMs`. When the leader stops, or its connection dies (the server
  * then frees the lock), another instance takes the lead at its next try.
  */
-export function holdLeadership(db: Knex, retryMs: number, onChange: ((held: boolean) => void) | undefined): Leadership {
+export function holdLeadership(session: pg.ClientConfig, retryMs: number, onChange: ((held: boolean) => void) | undefined): Leadership {
   let held = false;
   let stopped = false;
   let client: pg.Client | undefined;
   let timer: NodeJS.Timeout | undefined;
   let attempt: Promise<void> = Promise.resolve();
-  const settings = connectionSettingsOf(db);
 
   const setHeld = (now: boolean) => {
     if (held === now) return;
@@ -69,7 +69,7 @@ export function holdLeadership(db: Knex, retryMs: number, onChange: ((held: bool
   async function tryLead(): Promise<void> {
     try {
       if (!client) {
-        const fresh = new pg.Client(settings);
+        const fresh = new pg.Client(session);
         // A broken connection loses the lock with it: the next try reconnects.
         fresh.on('error', () => drop(fresh));
         fresh.on('end', () => drop(fresh));

@@ -1,8 +1,6 @@
-import type { Knex } from 'knex';
-import type { Notification, Client as PgClient } from 'pg';
+import pg, { type Notification, type Client as PgClient } from 'pg';
 import type { ListenOptions, WorkListener } from '../engine';
 import type { Db } from '../transactions';
-import { rawConnectionOf } from './internals';
 
 /**
  * PostgreSQL's announcements of webhook work: `pg_notify` in the writing transaction, which the
@@ -34,7 +32,7 @@ export const LISTENER_NAME = 'svc webhook listener ';
 const RECONNECT_FIRST_MS = 250;
 const RECONNECT_MAX_MS = 5000;
 
-export function postgresListener(db: Knex, tell: () => void, { logError = () => undefined }: ListenOptions): WorkListener {
+export function postgresListener(session: pg.ClientConfig, tell: () => void, { logError = () => undefined }: ListenOptions): WorkListener {
   let connection: PgClient | undefined;
   let opening: Promise<void> | undefined;
   let retryTimer: NodeJS.Timeout | undefined;
@@ -66,7 +64,9 @@ export function postgresListener(db: Knex, tell: () => void, { logError = () => 
     opening = (async () => {
       let client: PgClient | undefined;
       try {
-        client = await rawConnectionOf(db);
+        client = new pg.Client(session);
+        client.on('error', () => undefined); // until it listens: a failure to connect is reported below
+        await client.connect();
         if (closed) return void (await end(client));
         const opened = client;
         opened.on('error', (error) => lost(opened, error));

@@ -45,6 +45,9 @@ function preparedTextOf(sql: string, byName: boolean, generation: number): Prepa
   return { name: statementNameOf(text, generation), text, bindings };
 }
 
+/** The unnamed statement: replaced by the next Parse on its connection, so never held. */
+const UNNAMED = '';
+
 /** The wire connection node-postgres hands a Submittable: the parts a run uses. */
 interface WireConnection {
   readonly stream: { cork?(): void; uncork?(): void };
@@ -118,8 +121,9 @@ class PreparedRun {
   ) {
     this.steps = steps.map((step) => ({ ...step, shape: undefined, rows: [] }));
     const [only] = this.steps;
-    this.name = this.steps.length === 1 ? only?.name : undefined;
-    this.text = this.steps.length === 1 ? only?.text : undefined;
+    // An unnamed statement (name '') is parsed with every run: node-postgres records nothing of it.
+    this.name = this.steps.length === 1 && only?.name ? only.name : undefined;
+    this.text = this.name === undefined ? undefined : only?.text;
   }
 
   /** The name of the statement the server answered with `error`, when it refused one. */
@@ -130,9 +134,12 @@ class PreparedRun {
   submit(connection: WireConnection): Error | null {
     const shapes = this.shapesOf(connection);
     this.shapes = shapes;
-    // What the connection already holds of each statement: its text, once parsed or on its way.
-    const held = this.steps.map((step) => connection.parsedStatements[step.name] ?? connection.submittedNamedStatements[step.name]);
+    // What the connection already holds of each named statement: its text, once parsed or on its way.
+    const held = this.steps.map((step) =>
+      step.name === UNNAMED ? undefined : (connection.parsedStatements[step.name] ?? connection.submittedNamedStatements[step.name]),
+    );
     for (const [index, step] of this.steps.entries()) {
+      if (step.name === UNNAMED) continue;
       step.shape = shapes.get(step.name);
       if (held[index] !== undefined && held[index] !== step.text) return new Error(`Prepared statement ${step.name} names another text`);
       if (held[index] === undefined && this.steps.length > 1) return new Error(`Prepared statement ${step.name} is not prepared on this connection`);
@@ -142,7 +149,7 @@ class PreparedRun {
       for (const [index, step] of this.steps.entries()) {
         if (held[index] === undefined) {
           connection.parse({ name: step.name, text: step.text });
-          connection.submittedNamedStatements[step.name] = step.text;
+          if (step.name !== UNNAMED) connection.submittedNamedStatements[step.name] = step.text;
         }
         connection.bind({ portal: '', statement: step.name, values: step.values });
         if (!step.shape) connection.describe({ type: 'P', name: '' });
@@ -159,7 +166,7 @@ class PreparedRun {
     const step = this.steps[this.current];
     if (!step) return;
     step.shape = shapeOf(message.fields);
-    this.shapes?.set(step.name, step.shape);
+    if (step.name !== UNNAMED) this.shapes?.set(step.name, step.shape);
   }
 
   handleDataRow(message: { fields: (string | null)[] }): void {
@@ -239,11 +246,21 @@ const isPositional = (params: Statement['params']): params is readonly SqlValue[
  * so the shape is asked for once per connection and statement.
  */
 export class PreparedStatements {
+  private readonly named: boolean;
   private readonly texts = new Map<string, PreparedText>();
   /** Bumped when a prepared statement's columns changed: every statement is named anew. */
   private generation = 0;
   private readonly shapesByConnection = new WeakMap<WireConnection, Map<string, RowShape>>();
   private reportedCount = 0;
+
+  /**
+   * `named: false` behind a transaction pooler (PgBouncer 1.18 hands each transaction any server
+   * connection, and cannot carry a named statement across): every run parses its statements
+   * unnamed, still in one round trip, and asks for their row descriptions each time.
+   */
+  constructor({ named }: { readonly named: boolean }) {
+    this.named = named;
+  }
 
   /**
    * The rows of each statement, in one round trip when the pooled connection has prepared them all
@@ -259,7 +276,7 @@ export class PreparedStatements {
     const client = (await db.client.acquireConnection()) as PooledClient;
     try {
       const parsed = client.connection.parsedStatements;
-      const together = bound.length > 1 && bound.every(({ prepared }) => parsed[prepared.name] === prepared.text);
+      const together = bound.length > 1 && (!this.named || bound.every(({ prepared }) => parsed[prepared.name] === prepared.text));
       // A plan gone stale refuses the whole run (its writes rolled back): the statements go again one by one, prepared anew.
       const rowSets = together
         ? await this.run(client, bound).catch((error: unknown) => (isStalePlan(error) ? this.runOneByOne(client, bound) : Promise.reject(error)))
@@ -282,9 +299,14 @@ export class PreparedStatements {
 
   private bound({ sql, params }: Statement): BoundStatement {
     const positional = isPositional(params);
-    const prepared = this.texts.get(sql) ?? remember(this.texts, sql, preparedTextOf(sql, !positional, this.generation));
+    const prepared = this.texts.get(sql) ?? remember(this.texts, sql, this.preparedText(sql, !positional));
     const values = positional ? params : prepared.bindings.map((name) => params[name] ?? null);
     return { prepared, sql, values, wireValues: values.map(wireValue) };
+  }
+
+  private preparedText(sql: string, byName: boolean): PreparedText {
+    const prepared = preparedTextOf(sql, byName, this.generation);
+    return this.named ? prepared : { ...prepared, name: UNNAMED };
   }
 
   private readonly shapesOf = (connection: WireConnection): Map<string, RowShape> => {
@@ -304,7 +326,7 @@ export class PreparedStatements {
         if (!error) return resolve(rowSets as unknown[][]);
         if (isStalePlan(error)) {
           const refused = statements.find(({ prepared }) => prepared.name === run.refusedName)?.prepared;
-          if (refused) {
+          if (refused && this.named) {
             this.generation += 1;
             refused.name = statementNameOf(refused.text, this.generation);
           }

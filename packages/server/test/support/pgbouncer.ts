@@ -1,0 +1,103 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import type { Requirement } from './requirements';
+
+/** Debian's PgBouncer (`apt-get install pgbouncer`, 1.18), unless PGBOUNCER_PATH names another. */
+export const pgbouncerPath = process.env.PGBOUNCER_PATH || '/usr/sbin/pgbouncer';
+
+/** PgBouncer in front of the test PostgreSQL (CI installs Debian's package and sets REQUIRE_PGBOUNCER=1). */
+export const PGBOUNCER: Requirement = {
+  missing: !process.env.TEST_DATABASE_URL ? 'TEST_DATABASE_URL is not set' : fs.existsSync(pgbouncerPath) ? undefined : `no PgBouncer at ${pgbouncerPath}`,
+  howToRun: 'install pgbouncer (apt-get install pgbouncer) or set PGBOUNCER_PATH, with TEST_DATABASE_URL set',
+  requiredBy: 'REQUIRE_PGBOUNCER',
+};
+
+export interface RunningPgBouncer {
+  /** `directUrl` with PgBouncer's host and port instead: the same user, password and database. */
+  pooledUrlOf(directUrl: string): string;
+  stop(): Promise<void>;
+}
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+
+/**
+ * A PgBouncer of the test's own in transaction mode (the mode a fleet runs it in), in front of the
+ * server of `directUrl`, on a free port, with the service's statement timeout set by the pooler
+ * (`connect_query`), as docs/deploy.md shows. PgBouncer refuses to run as root: as root it is
+ * started as `postgres`, the package's user.
+ */
+export async function startPgBouncer(directUrl: string): Promise<RunningPgBouncer> {
+  const target = new URL(directUrl);
+  const port = await freePort();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-pgbouncer-'));
+  const user = decodeURIComponent(target.username);
+  const password = decodeURIComponent(target.password);
+  fs.writeFileSync(path.join(dir, 'userlist.txt'), `"${user}" "${password}"\n`);
+  fs.writeFileSync(
+    path.join(dir, 'pgbouncer.ini'),
+    [
+      '[databases]',
+      `* = host=${target.hostname} port=${target.port || 5432} connect_query='set statement_timeout = 30000'`,
+      '[pgbouncer]',
+      'listen_addr = 127.0.0.1',
+      `listen_port = ${port}`,
+      'unix_socket_dir =',
+      'auth_type = trust',
+      `auth_file = ${path.join(dir, 'userlist.txt')}`,
+      'pool_mode = transaction',
+      'max_client_conn = 200',
+      'default_pool_size = 8',
+      `logfile = ${path.join(dir, 'pgbouncer.log')}`,
+      `pidfile = ${path.join(dir, 'pgbouncer.pid')}`,
+      '',
+    ].join('\n'),
+  );
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) {
+    const uid = Number(execFileSync('id', ['-u', 'postgres']).toString());
+    const gid = Number(execFileSync('id', ['-g', 'postgres']).toString());
+    for (const file of ['', 'userlist.txt', 'pgbouncer.ini']) fs.chownSync(path.join(dir, file), uid, gid);
+  }
+  const child: ChildProcess = spawn(pgbouncerPath, [...(asRoot ? ['-u', 'postgres'] : []), path.join(dir, 'pgbouncer.ini')], { stdio: 'ignore' });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const pooledUrlOf = (url: string) => {
+    const pooled = new URL(url);
+    pooled.hostname = '127.0.0.1';
+    pooled.port = String(port);
+    return pooled.toString();
+  };
+  const stop = async () => {
+    child.kill('SIGTERM');
+    await exited;
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const probe = new pg.Client({ connectionString: pooledUrlOf(directUrl) });
+    try {
+      await probe.connect();
+      await probe.query('select 1');
+      await probe.end();
+      return { pooledUrlOf, stop };
+    } catch (error) {
+      await probe.end().catch(() => undefined);
+      if (Date.now() > deadline || child.exitCode !== null) {
+        const log = fs.existsSync(path.join(dir, 'pgbouncer.log')) ? fs.readFileSync(path.join(dir, 'pgbouncer.log'), 'utf8').slice(-2000) : '';
+        await stop();
+        throw new Error(`PgBouncer did not answer: ${String(error)}\n${log}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
