@@ -155,3 +155,15 @@ export function slowNetworkSettings() {
     target: { host, port: Number(port) },
   };
 }
+
+/** `pnpm bench:primary` (tools/bench/primary-cost.ts): the operations measured, each this many times. */
+export function primaryCostSettings() {
+  const url = databaseUrl();
+  if (!url) throw new Error('BENCH_DATABASE_URL is required: the primary measured is a PostgreSQL server on this machine');
+  return {
+    databaseUrl: url,
+    products: numberFromEnv('BENCH_PRODUCTS', 2_000, { whole: true }),
+    orders: numberFromEnv('BENCH_ORDERS', 2_000, { whole: true }),
+    deliveries: numberFromEnv('BENCH_WEBHOOK_DELIVERIES', 5_000, { whole: true }),
+  };
+}

@@ -64,7 +64,7 @@ interface BenchSubscription {
 }
 
 /** SUBSCRIPTIONS stores, each with an app installed and subscribed to product.created at the receiver. */
-async function storesWithSubscriptions(services: Services, receiver: string): Promise<BenchSubscription[]> {
+export async function storesWithSubscriptions(services: Services, receiver: string): Promise<BenchSubscription[]> {
   const subscriptions: BenchSubscription[] = [];
   for (let index = 0; index < SUBSCRIPTIONS; index += 1) {
     const { store } = await createBenchStore(services, `Webhook bench ${index}`);
@@ -82,13 +82,13 @@ async function storesWithSubscriptions(services: Services, receiver: string): Pr
 }
 
 /** Writes `count` events spread over the stores in one transaction, as a burst of changes commits. */
-async function burst(services: Services, storeIds: readonly string[], count: number, at: number): Promise<void> {
+export async function burst(services: Services, storeIds: readonly string[], count: number, at: number): Promise<void> {
   await services.db.transaction(async (trx) => {
     for (let index = 0; index < count; index += 1) await recordEvent(trx, productEvent(storeIds[index % storeIds.length] as string, index, at));
   });
 }
 
-async function until(condition: () => Promise<boolean>, everyMs = 20): Promise<void> {
+export async function until(condition: () => Promise<boolean>, everyMs = 20): Promise<void> {
   while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, everyMs));
 }
 
@@ -144,8 +144,8 @@ async function benchDatabase(databaseUrl: string | undefined): Promise<BenchDb> 
 }
 
 // Indexed probes, not counts: the bench asks every 20 ms, and its own queries are not what is measured.
-const pending = async (services: Services) => ((await services.db('webhook_deliveries').where({ state: 'pending' }).first('id')) ? 1 : 0);
-const undispatched = async (services: Services) => ((await services.db('outbox_events').whereNull('dispatched_at').first('id')) ? 1 : 0);
+export const pending = async (services: Services) => ((await services.db('webhook_deliveries').where({ state: 'pending' }).first('id')) ? 1 : 0);
+export const undispatched = async (services: Services) => ((await services.db('outbox_events').whereNull('dispatched_at').first('id')) ? 1 : 0);
 
 /**
  * `webhooks.recovery`, what every recovery is: one subscription's backlog. `count` events of its
