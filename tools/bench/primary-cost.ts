@@ -86,7 +86,8 @@ async function main(): Promise<void> {
     );
     costs.push(
       await costOf(db, 'product changed', ids.length, async () => {
-        for (const [index, id] of ids.entries()) await updateProductContent(db, actorOf(services, store.id), id, anyVersion, { name: `Renamed oud ${index}`, status: 'active' });
+        for (const [index, id] of ids.entries())
+          await updateProductContent(db, actorOf(services, store.id), id, anyVersion, { name: `Renamed oud ${index}`, status: 'active' });
       }),
     );
     await db.raw('analyze');
