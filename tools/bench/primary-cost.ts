@@ -1,4 +1,6 @@
 import { execFileSync } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
+import { createApp } from '../../packages/server/src/app';
 import { migrateToLatest } from '../../packages/server/src/db/migrate';
 import { createProduct, updateProductContent } from '../../packages/server/src/domain/catalog/products/changes';
 import type { Actor } from '../../packages/server/src/domain/common/actor';
@@ -6,11 +8,12 @@ import { anyVersion } from '../../packages/server/src/domain/common/actor';
 import { createDispatcher } from '../../packages/server/src/jobs/webhook-dispatcher';
 import { simulateStore } from '../../packages/server/src/seeds/simulation/run';
 import { createServices, type Services } from '../../packages/server/src/services/container';
-import { createBenchStore, type Knex, scratchSchema } from './fixtures';
+import { createBenchStore, installBenchApp, type Knex, scratchSchema } from './fixtures';
 import { cpuTimeOfTree, machineCpu } from './proc';
 import { fixed, printTable, runScript } from './report';
 import { startServer } from './servers';
 import { primaryCostSettings } from './settings';
+import { productPaths } from './store-requests';
 import { burst, pending, storesWithSubscriptions, undispatched, until } from './webhooks';
 
 /**
@@ -18,9 +21,12 @@ import { burst, pending, storesWithSubscriptions, undispatched, until } from './
  * the CPU of every PostgreSQL process on this machine (backends, WAL writer, checkpointer: from
  * /proc) and the WAL written (`pg_current_wal_lsn()` before and after), per product created, per
  * product changed, per simulated order (its customer, payment, fulfilment, stock and events, as
- * `svc simulate` makes them) and per webhook delivery (fan-out, claim, attempt recorded). The work
- * runs in this process through the domain, as the API's handlers call it; the API's own CPU per
- * request is `pnpm bench`'s. Run it on a quiet machine with PostgreSQL on this machine.
+ * `svc simulate` makes them) and per webhook delivery (fan-out, claim, attempt recorded). The writes
+ * run in this process through the domain, as the API's handlers call it. The reads are requests to
+ * the API served from this process (`GET /products/{id}` and a first page of 25), with their bearer
+ * check: the token's statement spends the installation's quota, a write the primary keeps. The
+ * API's own CPU per request is `pnpm bench`'s. Run it on a quiet machine with PostgreSQL on this
+ * machine.
  */
 
 interface Cost {
@@ -62,6 +68,31 @@ async function costOf(db: Knex, operation: string, count: number, work: () => Pr
 
 const actorOf = (services: Services, storeId: string): Actor => ({ storeId, installationId: null, now: services.clock.now() });
 
+/** `count` requests of each read, one after the other, to the API served from this process by an installed app. */
+async function readCosts(db: Knex, services: Services, storeId: string, ids: readonly number[], count: number): Promise<Cost[]> {
+  const { tokens } = await installBenchApp(services, storeId, 'Primary cost reader', ['products:read']);
+  const server = createApp({ config: { validateResponses: false, exposeInternalErrors: false }, services }).listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const paths = productPaths(storeId, ids);
+  const requests = async (path: () => string) => {
+    for (let index = 0; index < count; index += 1) {
+      const response = await fetch(`${base}${path()}`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+      if (response.status !== 200) throw new Error(`${path()} answered ${response.status}`);
+      await response.arrayBuffer();
+    }
+  };
+  try {
+    await requests(paths.get); // every connection of the pool prepares its statements first
+    return [
+      await costOf(db, 'GET /products/{id} (with its bearer check)', count, () => requests(paths.get)),
+      await costOf(db, 'GET /products?limit=25 (with its bearer check)', count, () => requests(paths.list)),
+    ];
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
 async function main(): Promise<void> {
   const settings = primaryCostSettings();
   const { db, drop } = await scratchSchema(settings.databaseUrl, 'svc_bench_primary');
@@ -97,6 +128,7 @@ async function main(): Promise<void> {
         if (summary.orders !== settings.orders) throw new Error(`the simulation placed ${summary.orders} orders of ${settings.orders}`);
       }),
     );
+    costs.push(...(await readCosts(db, services, store.id, ids, settings.reads)));
     const subscriptions = await storesWithSubscriptions(services, receiver.base);
     const storeIds = subscriptions.map((subscription) => subscription.storeId);
     await burst(services, storeIds, settings.deliveries, Date.now());

@@ -165,5 +165,7 @@ export function primaryCostSettings() {
     products: numberFromEnv('BENCH_PRODUCTS', 2_000, { whole: true }),
     orders: numberFromEnv('BENCH_ORDERS', 2_000, { whole: true }),
     deliveries: numberFromEnv('BENCH_WEBHOOK_DELIVERIES', 5_000, { whole: true }),
+    /** Requests of each read (products.get, products.list). */
+    reads: numberFromEnv('BENCH_READS', 5_000, { whole: true }),
   };
 }
