@@ -136,12 +136,12 @@ export interface Engine {
   /** What a long batch job awaits between its transactions so that it never starves other writers. */
   readonly pauseBetweenBatches: (() => Promise<void>) | undefined;
   /** Runs `work` while this process holds the named lock among every process on the database. */
-  withAdvisoryLock<T>(db: Knex, lock: AdvisoryLock, work: () => Promise<T>): Promise<T>;
-  holdLeadership(db: Knex, options: LeadershipOptions & { readonly retryMs: number }): Leadership;
+  withAdvisoryLock<T>(lock: AdvisoryLock, work: () => Promise<T>): Promise<T>;
+  holdLeadership(options: LeadershipOptions & { readonly retryMs: number }): Leadership;
   /** Announces webhook work to listeners once `db`'s transaction commits (at once outside one). */
   announceWebhookWork(db: Db): Promise<void>;
   /** Calls `onWork` for every announcement heard, and once each time the listening is (re)opened. */
-  listenForWebhookWork(db: Knex, onWork: () => void, options: ListenOptions): StopListening;
+  listenForWebhookWork(onWork: () => void, options: ListenOptions): StopListening;
   /** The API quotas' counters (db/quota-counters.ts). */
   readonly quotaCounters: QuotaCounters;
   /** rate-limiter-flexible's store for this database, on a table a migration made. */

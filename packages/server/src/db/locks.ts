@@ -44,7 +44,7 @@ export const pauseBetweenBatches = (db: Knex): (() => Promise<void>) | undefined
  * Runs `work` while this process holds the named lock, waiting for any other holder: on PostgreSQL
  * a session advisory lock; SQLite needs none (one server process writes it, db/sqlite/one-server.ts).
  */
-export const withAdvisoryLock = <T>(db: Knex, lock: AdvisoryLock, work: () => Promise<T>): Promise<T> => engineOf(db).withAdvisoryLock(db, lock, work);
+export const withAdvisoryLock = <T>(db: Knex, lock: AdvisoryLock, work: () => Promise<T>): Promise<T> => engineOf(db).withAdvisoryLock(lock, work);
 
 /** An instance that is not the leader tries again this often: a stopped leader's work waits at most this long. */
 export const LEADER_RETRY_MS = 30_000;
@@ -55,4 +55,4 @@ export const LEADER_RETRY_MS = 30_000;
  * connection dies, another instance takes the lead at its next try (db/postgres/locks.ts).
  */
 export const holdLeadership = (db: Knex, { retryMs = LEADER_RETRY_MS, onChange }: LeadershipOptions = {}): Leadership =>
-  engineOf(db).holdLeadership(db, { retryMs, ...(onChange ? { onChange } : {}) });
+  engineOf(db).holdLeadership({ retryMs, ...(onChange ? { onChange } : {}) });

@@ -26,4 +26,4 @@ export const announceWebhookWork = (db: Db): Promise<void> => engineOf(db).annou
  * since what was committed while it was away was not heard.
  */
 export const listenForWebhookWork = (db: Knex, onWork: () => void, options: ListenOptions = {}): StopListening =>
-  engineOf(db).listenForWebhookWork(db, onWork, options);
+  engineOf(db).listenForWebhookWork(onWork, options);

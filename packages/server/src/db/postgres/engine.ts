@@ -5,6 +5,7 @@ import type { Engine, KeptResult, LeadershipOptions, StoredLimiterOptions } from
 import { withEngine } from '../engine';
 import { type DatabaseLog, knexLogger } from '../knex-log';
 import { SharedListener } from '../shared-listener';
+import { libraryStoreOptions } from '../stored-limiters';
 import { disposeOf, type PgPooledClient } from './internals';
 import { holdLeadership, withAdvisoryLock } from './locks';
 import { postgresAnnouncer, postgresListener } from './notifications';
@@ -132,21 +133,20 @@ class PostgresEngine implements Engine {
     await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [key]);
   }
 
-  withAdvisoryLock<T>(_db: Knex, lock: Parameters<Engine['withAdvisoryLock']>[1], work: () => Promise<T>): Promise<T> {
+  withAdvisoryLock<T>(lock: Parameters<Engine['withAdvisoryLock']>[0], work: () => Promise<T>): Promise<T> {
     return withAdvisoryLock(this.session, lock, work);
   }
 
-  holdLeadership(_db: Knex, { retryMs, onChange }: LeadershipOptions & { readonly retryMs: number }) {
+  holdLeadership({ retryMs, onChange }: LeadershipOptions & { readonly retryMs: number }) {
     return holdLeadership(this.session, retryMs, onChange);
   }
 
-  listenForWebhookWork(_db: Knex, onWork: () => void, options: Parameters<Engine['listenForWebhookWork']>[2]) {
+  listenForWebhookWork(onWork: () => void, options: Parameters<Engine['listenForWebhookWork']>[1]) {
     return this.listener.listen(onWork, options);
   }
 
   storedLimiter(db: Knex, options: StoredLimiterOptions) {
-    // The library's sweep timer would outlive a closed pool: the caller sweeps instead.
-    return new RateLimiterPostgres({ ...options, storeClient: db, storeType: 'knex', tableCreated: true, clearExpiredByTimeout: false });
+    return new RateLimiterPostgres(libraryStoreOptions(db, options));
   }
 
   openAgain(): Knex {

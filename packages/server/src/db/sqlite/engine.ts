@@ -4,6 +4,7 @@ import type { Engine, KeptResult, LeadershipOptions, StoredLimiterOptions } from
 import { withEngine } from '../engine';
 import { type DatabaseLog, knexLogger } from '../knex-log';
 import { SharedListener } from '../shared-listener';
+import { libraryStoreOptions } from '../stored-limiters';
 import { closeSharedFile, openSharedFile, type SharedFile } from './files';
 import { SqliteAnnouncements } from './notifications';
 import { memoryQuotaCounters } from './quota-counters';
@@ -108,11 +109,11 @@ class SqliteEngine implements Engine {
 
   readonly pauseBetweenBatches = () => new Promise<void>((resolve) => setTimeout(resolve, WRITER_PAUSE_MS));
 
-  withAdvisoryLock<T>(_db: Knex, _lock: unknown, work: () => Promise<T>): Promise<T> {
+  withAdvisoryLock<T>(_lock: unknown, work: () => Promise<T>): Promise<T> {
     return work();
   }
 
-  holdLeadership(_db: Knex, { onChange }: LeadershipOptions) {
+  holdLeadership({ onChange }: LeadershipOptions) {
     onChange?.(true);
     return { held: true, stop: async () => undefined };
   }
@@ -121,13 +122,12 @@ class SqliteEngine implements Engine {
     return this.announcements.announce(db);
   }
 
-  listenForWebhookWork(_db: Knex, onWork: () => void, options: Parameters<Engine['listenForWebhookWork']>[2]) {
+  listenForWebhookWork(onWork: () => void, options: Parameters<Engine['listenForWebhookWork']>[1]) {
     return this.listener.listen(onWork, options);
   }
 
   storedLimiter(db: Knex, options: StoredLimiterOptions) {
-    // The library's sweep timer would outlive a closed database (and its failures go unhandled): the caller sweeps instead.
-    return new RateLimiterSQLite({ ...options, storeClient: db, storeType: 'knex', tableCreated: true, clearExpiredByTimeout: false });
+    return new RateLimiterSQLite(libraryStoreOptions(db, options));
   }
 
   openAgain(): Knex {
