@@ -493,7 +493,8 @@ export type paths = {
          * @description `200` when this instance should get traffic: its database answers (one `select 1` with a
          *     short timeout), the schema is migrated to the latest version, and the instance is not
          *     stopping. Otherwise `503 SERVICE_UNAVAILABLE` with `Retry-After`, and the message names what
-         *     is not ready. After SIGTERM it answers `503` at once, while the instance still serves for
+         *     is not ready. A `200` says how the instance reaches its database: through a transaction
+         *     pooler or not, and each read replica's state and lag (a replica never makes it unready). After SIGTERM it answers `503` at once, while the instance still serves for
          *     `SHUTDOWN_DELAY_MS`, so a load balancer stops sending before the listener closes. No token.
          */
         get: operations["health.ready"];
@@ -3603,8 +3604,43 @@ export type components = {
          * @example {
          *       "status": "ok"
          *     }
+         * @example {
+         *       "status": "ok",
+         *       "database": {
+         *         "pooled": true,
+         *         "replicas": [
+         *           {
+         *             "name": "replica-1",
+         *             "state": "current",
+         *             "lag_ms": 12
+         *           }
+         *         ]
+         *       }
+         *     }
          */
         Health: {
+            /**
+             * @description `/readyz` only: how this instance reaches its database. A replica that lags or does not
+             *     answer never makes the instance unready: its reads go to the primary meanwhile.
+             */
+            database?: {
+                /** @description Whether `DATABASE_URL` goes through a transaction pooler (`DATABASE_DIRECT_URL` is set). */
+                pooled: boolean;
+                /** @description The read replicas (`DATABASE_REPLICA_URL`), in their configured order; empty when there are none. */
+                replicas: {
+                    /** @description How far behind the primary it was at this instance's last poll; null when it does not answer. */
+                    lag_ms: number | null;
+                    /** @description `replica-1`, `replica-2`…: never the replica's address. */
+                    name: string;
+                    /**
+                     * @description `current`: it answers and lags at most `DATABASE_REPLICA_MAX_LAG_MS`, so it serves
+                     *     lists and reports; `lagging`: it answers but is further behind; `unavailable`: it
+                     *     does not answer its polls (or failed a read since the last one).
+                     * @enum {string}
+                     */
+                    state: "current" | "lagging" | "unavailable";
+                }[];
+            };
             /**
              * @description Always `ok` in a `200` answer.
              * @enum {string}
@@ -3930,12 +3966,22 @@ export type components = {
          */
         ListMeta: {
             /**
-             * @description `live_keyset`: rows changed while paging may appear or not, but none appears twice; with
-             *     `updated_since`, a row changed while paging is served again later in the walk, with its new
-             *     `updated_at`, and none that matched throughout is skipped.
+             * @description How the page was read. Both values page the same way: rows changed while paging may appear
+             *     or not, but none appears twice; with `updated_since`, a row changed while paging is served
+             *     again later in the walk, with its new `updated_at`, and none that matched throughout is
+             *     skipped.
+             *
+             *     - `live_keyset`: read on the primary database, as of the request.
+             *     - `replica_keyset`: read on a read replica, which holds every write your installation made
+             *       (read-your-writes, whichever instance served it) but may lack other callers' writes of the
+             *       last few seconds (at most the operator's lag bound, 5 s unless set otherwise). The next page
+             *       or a later `updated_since` walk brings them; webhooks and `GET /events` announce them.
+             *
+             *     The list may grow (`x-extensible-enum`): treat a value you do not know as `live_keyset`
+             *     with the lag of `replica_keyset`.
              * @enum {string}
              */
-            consistency: "live_keyset";
+            consistency: "live_keyset" | "replica_keyset";
             /** @description Whether another page follows. */
             has_more: boolean;
             /** @description The page size applied. */

@@ -36,6 +36,14 @@ export interface DatabaseConfig {
    * unnamed (docs/decisions/0077-behind-a-transaction-pooler.md).
    */
   readonly directUrl?: string | undefined;
+  /**
+   * `DATABASE_REPLICA_URL`: PostgreSQL streaming replicas that serve the store API's lists and
+   * analytics reports when they have replayed the caller's own writes and lag no more than
+   * `replicaMaxLagMs` (docs/decisions/0078-read-replicas.md). Empty: every read on the primary.
+   */
+  readonly replicaUrls?: readonly string[];
+  /** `DATABASE_REPLICA_MAX_LAG_MS`: a replica further behind the primary than this is skipped for it. */
+  readonly replicaMaxLagMs?: number;
   /** The most connections a PostgreSQL pool holds (SQLite has one writer and one reader). */
   readonly poolMax: number;
   /** PostgreSQL's `statement_timeout` per connection, in ms; 0 leaves statements unbounded. */
@@ -276,6 +284,32 @@ const databaseUrl = z
     return value;
   });
 
+/** Replicas one process reads from: each holds a pool and is polled for its position. */
+export const MAX_REPLICAS = 16;
+
+/** Comma-separated postgres:// URLs, each a streaming replica (hot standby) of DATABASE_URL's primary. */
+const replicaUrls = z
+  .string()
+  .optional()
+  .transform((value, context): readonly string[] => {
+    if (value === undefined || value.trim() === '') return [];
+    const urls = value.split(',').map((entry) => entry.trim());
+    const bad = urls.findIndex((url) => !/^postgres(ql)?:\/\/./.test(url) || !URL.canParse(url));
+    if (bad >= 0) {
+      context.addIssue({ code: 'custom', message: `entry ${bad + 1} must be a postgres:// URL (comma-separated, one per replica)` });
+      return z.NEVER;
+    }
+    if (new Set(urls).size !== urls.length) {
+      context.addIssue({ code: 'custom', message: 'names one replica twice' });
+      return z.NEVER;
+    }
+    if (urls.length > MAX_REPLICAS) {
+      context.addIssue({ code: 'custom', message: `names more than ${MAX_REPLICAS} replicas` });
+      return z.NEVER;
+    }
+    return urls;
+  });
+
 const retrySchedule = z
   .string()
   .optional()
@@ -373,6 +407,16 @@ export const SETTINGS = {
     'When `DATABASE_URL` goes through a transaction pooler (PgBouncer `pool_mode = transaction`): PostgreSQL itself, for what needs a session (LISTEN, the advisory locks of migrations and the housekeeping leader). Setting it tells the service it is pooled: its statements then run unnamed. Set the statement timeout on the pooler (`connect_query`).',
     'unset (`DATABASE_URL` is a session)',
     databaseUrl,
+  ),
+  DATABASE_REPLICA_URL: setting(
+    "PostgreSQL streaming replicas of `DATABASE_URL`'s primary (hot standby), comma-separated: the store API's lists and analytics reports are read there when the replica has replayed the calling installation's last write and lags at most `DATABASE_REPLICA_MAX_LAG_MS`; otherwise, and whenever a replica fails, on the primary, with no error to the caller. Writes, token checks and everything else stay on the primary. Each replica gets a pool of `DATABASE_POOL_MAX` connections per process.",
+    'unset (every read on the primary)',
+    replicaUrls,
+  ),
+  DATABASE_REPLICA_MAX_LAG_MS: setting(
+    "How far behind the primary a replica may be, in ms, and still serve reads (lists then miss at most this much of other callers' writes; a caller's own writes are always seen).",
+    '`5000`',
+    decimal('from 0 to 600000', 0, LONGEST_WAIT_MS, 5000),
   ),
   DATA_DIR: setting(
     'Where SQLite keeps its file (and, on SQLite outside production, the development sealing key).',
@@ -479,6 +523,11 @@ function crossChecks(values: Values): string[] {
   if (values.DATABASE_DIRECT_URL && !values.DATABASE_URL) {
     problems.push('DATABASE_DIRECT_URL is set without DATABASE_URL: it is the direct session beside a pooled DATABASE_URL; set both, or neither for SQLite');
   }
+  if (values.DATABASE_REPLICA_URL.length > 0 && !values.DATABASE_URL) {
+    problems.push(
+      'DATABASE_REPLICA_URL is set without DATABASE_URL: replicas are of a PostgreSQL primary; set DATABASE_URL, or unset DATABASE_REPLICA_URL for SQLite',
+    );
+  }
   if (values.WEB_CONCURRENCY > 1 && values.SEED_DEMO) {
     problems.push('SEED_DEMO seeds from one server process: start once with WEB_CONCURRENCY=1 to seed, then with more');
   }
@@ -496,7 +545,7 @@ function shownValue(value: unknown): string {
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
-const SECRET_SETTINGS = ['SECRET_KEY', 'SECRET_KEYS', 'DATABASE_URL', 'DATABASE_DIRECT_URL', 'OTEL_EXPORTER_OTLP_ENDPOINT'];
+const SECRET_SETTINGS = ['SECRET_KEY', 'SECRET_KEYS', 'DATABASE_URL', 'DATABASE_DIRECT_URL', 'DATABASE_REPLICA_URL', 'OTEL_EXPORTER_OTLP_ENDPOINT'];
 
 function secretKeysOf(values: Values): SecretKeys | undefined {
   if (values.SECRET_KEYS) return { keys: values.SECRET_KEYS, setting: 'SECRET_KEYS' };
@@ -528,6 +577,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(values.DATA_DIR || path.join(repositoryRoot, 'data')),
     database: {
       directUrl: values.DATABASE_DIRECT_URL,
+      replicaUrls: values.DATABASE_REPLICA_URL,
+      replicaMaxLagMs: values.DATABASE_REPLICA_MAX_LAG_MS,
       poolMax: values.DATABASE_POOL_MAX,
       statementTimeoutMs: values.DATABASE_STATEMENT_TIMEOUT_MS,
       connectTimeoutMs: values.DATABASE_CONNECT_TIMEOUT_MS,

@@ -5,6 +5,7 @@ import type { Config, DatabaseConfig } from '../core/config';
 import { engineOf } from './engine';
 import { type DatabaseLog, stderrLog } from './knex-log';
 import { openPostgres } from './postgres/engine';
+import { noReplicas, type ReadReplicas } from './read-routing';
 import { openSqlite } from './sqlite/engine';
 import { claimDataDirectory } from './sqlite/one-server';
 
@@ -35,6 +36,23 @@ export function createDatabase(
   fs.mkdirSync(config.dataDir, { recursive: true });
   return openSqlite({ filename: path.join(config.dataDir, sqliteFile), log });
 }
+
+/**
+ * The read replicas of `primary` named by `DATABASE_REPLICA_URL` (db/read-routing.ts), or none:
+ * every read then stays on the primary. Closed with the process, after the primary's last use.
+ */
+export function openReplicas(
+  config: { database?: Pick<DatabaseConfig, 'replicaUrls' | 'replicaMaxLagMs'> },
+  primary: Knex,
+  log: (line: string) => void,
+): ReadReplicas {
+  const urls = config.database?.replicaUrls ?? [];
+  if (urls.length === 0) return noReplicas(primary);
+  return engineOf(primary).openReplicas(primary, urls, { maxLagMs: config.database?.replicaMaxLagMs ?? DEFAULT_REPLICA_MAX_LAG_MS, log });
+}
+
+/** `DATABASE_REPLICA_MAX_LAG_MS`'s default. */
+export const DEFAULT_REPLICA_MAX_LAG_MS = 5000;
 
 /** What a server holds of its database while it runs: let go at its stop's last step. */
 export interface ServerClaim {

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { RateLimiterStoreAbstract } from 'rate-limiter-flexible';
+import type { ReadReplicas, ReplicaSettings } from './read-routing';
 import type { SqlValue } from './rows';
 import type { Db } from './transactions';
 
@@ -117,6 +118,8 @@ export type StopListening = () => Promise<void>;
 
 export interface Engine {
   readonly name: EngineName;
+  /** Whether the pool reaches the database through a transaction pooler (PgBouncer; `DATABASE_DIRECT_URL`). */
+  readonly pooled: boolean;
   /**
    * The rows of each hot statement, outside a transaction. PostgreSQL sends them together, prepared,
    * in one round trip (a write among them commits with the others); SQLite reads them from its
@@ -150,27 +153,40 @@ export interface Engine {
   readonly kept: Map<string, KeptResult>;
   /** A second pool on the same database, as another instance of the service would open it. */
   openAgain(): Knex;
+  /**
+   * Read replicas of this database (`primary`) at `urls`, each with a pool opened as this one's
+   * (db/read-routing.ts). PostgreSQL's streaming replicas; SQLite has none (the configuration
+   * refuses them there).
+   */
+  openReplicas(primary: Knex, urls: readonly string[], settings: ReplicaSettings): ReadReplicas;
   /** Closes what the engine opened beside the pool: run when the pool is destroyed. */
   close(): void;
 }
 
 /**
- * The engine of each open database, by the knex configuration object: knex gives a transaction's
- * client the configuration of the pool it came from (`makeTxClient`), so every transaction, nested
- * ones too, finds its database's engine (test/db/engine.test.ts pins that).
+ * The engine of each open database, by the connection settings of its knex configuration: knex
+ * gives a transaction's client the configuration of the pool it came from (`makeTxClient`), and a
+ * copy of it to the migrator (`withUserParams` copies the configuration, not its connection
+ * object), so every transaction, nested ones too, and every migration finds its database's engine
+ * (test/db/engine.test.ts pins that).
  */
 const engines = new WeakMap<object, Engine>();
 
+const engineKeyOf = (db: Db): object => {
+  const config = db.client.config as { connection?: unknown };
+  return typeof config.connection === 'object' && config.connection !== null ? config.connection : config;
+};
+
 /** The engine a handle (the database or one of its transactions) runs on. */
 export function engineOf(db: Db): Engine {
-  const engine = engines.get(db.client.config as object);
+  const engine = engines.get(engineKeyOf(db));
   if (!engine) throw new Error('This database was not opened by createDatabase (db/connection.ts): it has no engine');
   return engine;
 }
 
 /** Gives an opened pool its engine, which closes with it (`db.destroy()`). */
 export function withEngine(db: Knex, engine: Engine): Knex {
-  engines.set(db.client.config as object, engine);
+  engines.set(engineKeyOf(db), engine);
   const destroy = db.client.destroy.bind(db.client);
   db.client.destroy = (callback?: (error?: unknown) => void) => {
     engine.close();

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { PoolUsage } from './engine';
+import { engineOf, type PoolUsage } from './engine';
 
 /** The part of knex's pool (tarn, `client.pool`: not knex's documented API; test/db/library-internals.test.ts pins it) read here. */
 interface TarnPool {
@@ -12,3 +12,6 @@ export function poolUsageOf(db: Knex): PoolUsage {
   const pool = (db.client as { pool?: TarnPool }).pool;
   return { inUse: pool?.numUsed() ?? 0, waiting: pool?.numPendingAcquires() ?? 0 };
 }
+
+/** Whether `db` reaches its database through a transaction pooler (`DATABASE_DIRECT_URL` beside a pooled `DATABASE_URL`). */
+export const isPooled = (db: Knex): boolean => engineOf(db).pooled;

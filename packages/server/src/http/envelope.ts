@@ -23,7 +23,8 @@ export function pageEnvelope<T>(context: HandlerContext<OperationId>, { items, p
       has_more: page.hasMore,
       limit: page.limit,
       next_cursor: page.nextCursor,
-      consistency: 'live_keyset',
+      // A replica's page is a moment older, but never older than the caller's own writes.
+      consistency: context.reads?.servedBy === 'replica' ? 'replica_keyset' : 'live_keyset',
     },
     ...execution(context),
   };

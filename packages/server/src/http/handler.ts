@@ -4,6 +4,7 @@ import { etagOf, requireCurrent, type TaggedResource } from '../core/etag';
 import { rowIdOf } from '../core/ids';
 import type { ListRequest, PageRequest, Pager } from '../core/paging';
 import { eventTraceOf, type RequestTrace } from '../core/trace-context';
+import type { ReadRoute } from '../db/read-routing';
 import type { ReadAhead, Statement } from '../db/reads';
 import type { Db } from '../db/transactions';
 import { type Actor, anyVersion, type Precondition } from '../domain/common/actor';
@@ -76,6 +77,8 @@ export interface HandlerContext<K extends OperationId> {
   readonly apiVersion: string;
   /** The rows of the operation's first read, when they came with the token's ({@link Handler.firstRead}). */
   readonly readAhead?: ReadAhead;
+  /** Where a list or report is read, when read replicas are configured (`db` is its database). */
+  readonly reads?: ReadRoute;
 }
 
 export interface ServerKeys {

@@ -2,6 +2,7 @@ import { type OperationEntry, type OperationId, operationTable } from '@svc/cont
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { isApiError } from '../core/errors';
 import { emptyRecord } from '../core/records';
+import type { ReadRoute } from '../db/read-routing';
 import type { ReadAhead, Statement } from '../db/reads';
 import { authenticateBasic } from '../oauth/client-auth';
 import type { App } from '../platform/apps';
@@ -16,6 +17,7 @@ import { isReplayedError, REPLAYED_HEADER, requestHashOf, runIdempotently } from
 import { matchedOperation } from './matched-operation';
 import { rateLimitHeaders } from './protocol-headers';
 import { refuseLooseNumbers } from './query-numbers';
+import { mayWrite, readOnRoute, readsMayLag } from './read-routes';
 import { requestIdOf, traceOf } from './request-context';
 import { noteCaller } from './request-log';
 
@@ -56,6 +58,8 @@ interface Caller {
   client?: App;
   execution?: Execution;
   readAhead?: ReadAhead;
+  /** Where a read that may lag goes (http/read-routes.ts), when read replicas are configured. */
+  reads?: ReadRoute;
 }
 
 /** A request taken from the quota: the RateLimit fields go on the answer whatever the outcome, 429 when spent. */
@@ -96,6 +100,7 @@ async function identify(
   req: Request,
   res: Response,
   readAheadWith: { firstRead: FirstRead<OperationId>; keys: ServerKeys } | undefined,
+  routed: boolean,
 ): Promise<Caller> {
   if (entry.auth === 'bearer') {
     const storeId = String(req.params.storeId);
@@ -113,7 +118,10 @@ async function identify(
     settleVersion(services, res, { pinned: principal.appApiVersion, installationId: principal.installationId });
     answerQuota(services, res, services.quotas.installation, quota);
     requireScopes(principal, entry, req.body);
-    return { principal, execution: executionOf(principal, requestIdOf(res)), ...(readAhead ? { readAhead } : {}) };
+    const execution = executionOf(principal, requestIdOf(res));
+    // A routed read read the store's write positions ahead, not its own rows.
+    if (routed) return { principal, execution, reads: services.replicas.route(readAhead?.rows ?? [], principal.installationId) };
+    return { principal, execution, ...(readAhead ? { readAhead } : {}) };
   }
   if (entry.auth === 'client') {
     const client = await authenticateBasic(services, req.headers.authorization);
@@ -191,6 +199,21 @@ function idempotencyOutcomeOf(error: unknown): IdempotencyOutcome | undefined {
   return error.code === 'IDEMPOTENCY_KEY_REUSED' ? 'key_reused' : undefined;
 }
 
+/**
+ * Runs a request that may write, then records where the installation's writes end (on the primary,
+ * before the answer leaves), so that its next list on any instance waits for a replica to have
+ * them. Recorded after a refusal too: a request may have committed part of its work before it.
+ */
+async function executeNotingWrites(services: Services, principal: Principal, run: () => Promise<Answer>): Promise<Answer> {
+  try {
+    return await run();
+  } finally {
+    // The primary that has just committed failing within the next statement is rare; the write's
+    // answer stands, and the installation's reads rely on the lag bound until its next write.
+    await services.replicas.noteWrite(principal.storeId, principal.installationId).catch(() => undefined);
+  }
+}
+
 type RouteHandler = (req: Request, res: Response, next: NextFunction) => Promise<void>;
 
 /**
@@ -206,13 +229,17 @@ export function operationRouter(handlers: Handlers, services: Services): Request
       | (((context: HandlerContext<OperationId>) => Promise<Answer>) & { firstRead?: FirstRead<OperationId> })
       | undefined;
     if (typeof handler !== 'function') throw new Error(`No handler for operation ${operationId}`);
+    const routed = services.replicas.configured && readsMayLag(entry);
+    const notesWrites = services.replicas.configured && mayWrite(entry);
+    // With replicas, a list's token statement reads the store's write positions instead of the list's first rows.
+    const firstRead: FirstRead<OperationId> | undefined = routed ? ({ storeId }) => services.replicas.positionsOf(storeId) : handler.firstRead;
     routes.set(operationId, async (req, res, next) => {
       try {
         refuseUnexpectedContent(entry, req.headers);
         refuseLooseNumbers(req);
         // Before the caller, so that an operation's first read can open its cursor (the keys are cached: no statement).
         const keys = entry.auth === 'bearer' ? await serverKeys(services) : undefined;
-        const caller = await identify(services, entry, req, res, handler.firstRead && keys ? { firstRead: handler.firstRead, keys } : undefined);
+        const caller = await identify(services, entry, req, res, firstRead && keys ? { firstRead, keys } : undefined, routed);
         const context = {
           operation: entry,
           requestId: requestIdOf(res),
@@ -228,7 +255,13 @@ export function operationRouter(handlers: Handlers, services: Services): Request
           apiVersion: servedVersionOf(res, services),
           ...caller,
         } as unknown as HandlerContext<OperationId>;
-        send(res, await execute(handler, context, req));
+        if (caller.reads) {
+          send(res, await readOnRoute(services, caller.reads, (reads) => execute(handler, { ...context, db: reads.db, reads }, req)));
+        } else if (notesWrites && caller.principal) {
+          send(res, await executeNotingWrites(services, caller.principal, () => execute(handler, context, req)));
+        } else {
+          send(res, await execute(handler, context, req));
+        }
       } catch (error) {
         next(error);
       }

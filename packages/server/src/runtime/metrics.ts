@@ -6,6 +6,7 @@ import type { Clock } from '../core/clock';
 import type { MetricsConfig } from '../core/config';
 import { StartError } from '../core/start-error';
 import { poolUsageOf } from '../db/pool';
+import type { ReadReplicas } from '../db/read-routing';
 import { type Metrics, methodLabel } from '../services/metrics';
 import { outboxBacklog } from '../services/outbox';
 
@@ -29,6 +30,8 @@ export interface MetricsRegistry extends Metrics {
   readonly registry: Registry;
   /** Times the queries run through `db` (Knex's query events) and reads its pool and outbox at each scrape. */
   watchDatabase(db: Knex, clock: Clock): void;
+  /** Reads each replica's state and lag at each scrape. */
+  watchReplicas(replicas: ReadReplicas): void;
 }
 
 export function createMetrics(): MetricsRegistry {
@@ -71,6 +74,12 @@ export function createMetrics(): MetricsRegistry {
     registers: [registry],
   });
   const claimed = new Counter({ name: 'svc_webhook_claimed_deliveries_total', help: 'Webhook deliveries taken by those claims.', registers: [registry] });
+  const routedReads = new Counter({
+    name: 'svc_db_routed_reads_total',
+    help: 'Lists and analytics reports by who served them (replica or primary) and why: current (a replica had the caller’s writes and was within the lag bound), own_write (no replica had replayed the caller’s last write), lagging, unavailable, failed (the replica failed the read and the primary served it).',
+    labelNames: ['served_by', 'reason'] as const,
+    registers: [registry],
+  });
   // One child per label set, found by a string key: prom-client would hash the label object on every observation.
   const requestSeries = new Map<string, { observe(value: number): void }>();
 
@@ -96,7 +105,9 @@ export function createMetrics(): MetricsRegistry {
       claims.inc();
       claimed.inc(deliveries);
     },
+    routedRead: (servedBy, reason) => routedReads.inc({ served_by: servedBy, reason }),
     watchDatabase: (db, clock) => watchDatabase(registry, db, clock),
+    watchReplicas: (replicas) => watchReplicas(registry, replicas),
   };
 }
 
@@ -171,6 +182,31 @@ function watchDatabase(registry: Registry, db: Knex, clock: Clock): void {
     async collect() {
       const read = await readBacklog();
       if (read) this.set(read.oldestAgeSeconds);
+    },
+  });
+}
+
+/** Each replica's lag and whether it serves, as the process's last poll found them. */
+function watchReplicas(registry: Registry, replicas: ReadReplicas): void {
+  new Gauge({
+    name: 'svc_db_replica_lag_seconds',
+    help: 'How far behind the primary each read replica was at this process’s last poll (absent while it does not answer).',
+    labelNames: ['replica'] as const,
+    registers: [registry],
+    aggregator: 'max',
+    collect() {
+      this.reset();
+      for (const replica of replicas.status()) if (replica.lagMs !== null) this.set({ replica: replica.name }, replica.lagMs / 1000);
+    },
+  });
+  new Gauge({
+    name: 'svc_db_replica_serving',
+    help: 'Whether each read replica may serve reads now: 1 when it answers and lags within DATABASE_REPLICA_MAX_LAG_MS, else 0.',
+    labelNames: ['replica'] as const,
+    registers: [registry],
+    aggregator: 'min',
+    collect() {
+      for (const replica of replicas.status()) this.set({ replica: replica.name }, replica.state === 'current' ? 1 : 0);
     },
   });
 }

@@ -2,8 +2,10 @@ import type { Knex } from 'knex';
 import { systemClock } from '../core/clock';
 import { type Config, metricsUrl } from '../core/config';
 import { waitForDatabase } from '../db/availability';
-import { claimForServer, createDatabase, type DatabaseLog, describeDatabase } from '../db/connection';
+import { claimForServer, createDatabase, type DatabaseLog, describeDatabase, openReplicas } from '../db/connection';
+import { stderrLog } from '../db/knex-log';
 import { migrateToLatest } from '../db/migrate';
+import type { ReadReplicas } from '../db/read-routing';
 import { type Deps, type Services, servicesFromConfig } from '../services/container';
 import { verifySealingKey } from '../services/sealing-key';
 import { isClusterWorker } from './cluster';
@@ -39,10 +41,11 @@ export interface AssemblyOptions {
  * 1. the database's claim, for a server (on SQLite one server process per data directory: db/connection.ts);
  * 2. the database, which a server waits for (a compose or Kubernetes start often brings it up
  *    second) and migrates unless a release job does (`DATABASE_MIGRATE_ON_START`);
- * 3. metrics, for a server or a worker when `METRICS_PORT` asks (prom-client is loaded only then);
- * 4. the services, with their sealing key checked against the database, on first use: most
+ * 3. a server's read replicas (`DATABASE_REPLICA_URL`), polled from then on;
+ * 4. metrics, for a server or a worker when `METRICS_PORT` asks (prom-client is loaded only then);
+ * 5. the services, with their sealing key checked against the database, on first use: most
  *    commands need only the database;
- * 5. the metrics listener, opened by the role when it is ready to be scraped (`serveMetrics`: a
+ * 6. the metrics listener, opened by the role when it is ready to be scraped (`serveMetrics`: a
  *    server once its API listens, a worker at once).
  *
  * server.ts and the CLI build their processes here and nowhere else.
@@ -73,17 +76,20 @@ export async function assembleProcess(role: ProcessRole, config: Config, options
   const claim = role === 'server' ? claimForServer(config) : undefined;
   const database = createDatabase(config, options.databaseLog ? { log: options.databaseLog } : {});
   let metricsListening: MetricsListening | undefined;
+  let replicas: ReadReplicas | undefined;
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
       await metricsListening?.close();
+      await replicas?.close();
       await database.destroy();
       claim?.release();
     })());
   let kept: KeptMetrics | undefined;
   try {
     if (role === 'server') await prepareDatabase(config, database, options);
-    kept = role !== 'command' && config.metrics ? await keepMetrics(database) : undefined;
+    if (role === 'server') replicas = openReplicas(config, database, (line) => (options.databaseLog ?? stderrLog).warn(line));
+    kept = role !== 'command' && config.metrics ? await keepMetrics(database, replicas) : undefined;
   } catch (error) {
     await close();
     throw error;
@@ -91,7 +97,7 @@ export async function assembleProcess(role: ProcessRole, config: Config, options
   let built: Promise<Services> | undefined;
   const services = () =>
     (built ??= (async () => {
-      const made = servicesFromConfig(config, database, kept?.registry);
+      const made = servicesFromConfig(config, database, kept?.registry, replicas);
       await verifySealingKey(made);
       return made;
     })());
@@ -132,9 +138,10 @@ async function prepareDatabase(config: Config, database: Knex, { log, signal }: 
  * Metrics are kept only when METRICS_PORT asks, and prom-client is loaded only then (its CPU metric
  * loads OpenTelemetry's API package for exemplars).
  */
-async function keepMetrics(database: Knex): Promise<KeptMetrics> {
+async function keepMetrics(database: Knex, replicas: ReadReplicas | undefined): Promise<KeptMetrics> {
   const prometheus = await import('./metrics.js');
   const registry = prometheus.createMetrics();
   registry.watchDatabase(database, systemClock);
+  if (replicas?.configured) registry.watchReplicas(replicas);
   return { registry, prometheus };
 }

@@ -5,6 +5,7 @@ import { type Clock, systemClock } from '../core/clock';
 import { type Config, ConfigError, type Environment } from '../core/config';
 import { QUOTA_WINDOW_MS } from '../core/limits';
 import { derivedKey, developmentKey, SECRET_KEY_FILE, type Sealer, sealerOf } from '../credentials/sealing';
+import { noReplicas, type ReadReplicas } from '../db/read-routing';
 import { publishedApiVersions, type VersionUseLog, versionUseLog } from './api-versions';
 import { type Metrics, noMetrics } from './metrics';
 import { type Quota, type RateLimiter, rateLimiter } from './rate-limit';
@@ -49,6 +50,8 @@ export interface Services extends Deps {
   readonly serviceKeys: ServiceKeys;
   /** Which installation called under which date version, written once a day per pair. */
   readonly versionUse: VersionUseLog;
+  /** Where lists and reports may be read (`DATABASE_REPLICA_URL`); none: every read on `db`. */
+  readonly replicas: ReadReplicas;
 }
 
 /** The issuer of services made without one (tests, tools): the local server `pnpm start` runs. */
@@ -84,6 +87,8 @@ export interface ServiceOptions {
   metrics?: Metrics;
   /** The OAuth issuer (`PUBLIC_URL`); {@link DEFAULT_ISSUER} when left out. */
   issuer?: string;
+  /** Read replicas of `db` (db/connection openReplicas); none when left out. */
+  replicas?: ReadReplicas;
 }
 
 /** Quota counters live in PostgreSQL when several instances share it, in memory on SQLite (one server process). */
@@ -96,6 +101,7 @@ export function createServices({
   apiVersions = publishedApiVersions,
   metrics = noMetrics,
   issuer = DEFAULT_ISSUER,
+  replicas = noReplicas(db),
 }: ServiceOptions): Services {
   const environment = webhooks.environment ?? 'development';
   const policy: AddressPolicy = { allowLoopback: environment !== 'production' };
@@ -115,12 +121,13 @@ export function createServices({
       retryScheduleMs: webhooks.retryScheduleMs ?? RETRY_SCHEDULE_MS,
       attemptsPerSubscription: webhooks.attemptsPerSubscription ?? ATTEMPTS_PER_SUBSCRIPTION,
     },
-    readiness: readinessOf(db),
+    readiness: readinessOf(db, replicas),
     apiVersions,
     metrics,
     issuer,
     serviceKeys: serviceKeys(db, clock),
     versionUse: versionUseLog({ db, clock }),
+    replicas,
   };
 }
 
@@ -140,10 +147,11 @@ export function sealerFromConfig(config: Pick<Config, 'secretKeys' | 'databaseUr
 }
 
 /** The services of a running process (the server, `svc worker`): its sealing keys and webhook settings. */
-export function servicesFromConfig(config: Config, db: Knex, metrics: Metrics = noMetrics): Services {
+export function servicesFromConfig(config: Config, db: Knex, metrics: Metrics = noMetrics, replicas?: ReadReplicas): Services {
   return createServices({
     db,
     metrics,
+    ...(replicas ? { replicas } : {}),
     rateLimits: config.rateLimits,
     issuer: config.publicUrl,
     sealer: sealerFromConfig(config),

@@ -5,6 +5,8 @@
  * docs/decisions/0061-metrics-and-traces.md.
  */
 
+import type { ReadReason, ServedBy } from '../db/read-routing';
+
 /** What an `Idempotency-Key` request met that is not a first run: a stored answer, or a refusal. */
 export type IdempotencyOutcome = 'replayed' | 'in_progress' | 'key_reused';
 
@@ -22,6 +24,8 @@ export interface Metrics {
   webhookAttempt(outcome: WebhookAttemptOutcome, seconds: number): void;
   /** A dispatcher's claim statement and the deliveries it took. */
   webhookClaim(deliveries: number): void;
+  /** A list or report routed among the read replicas: who served it and why (db/read-routing.ts). */
+  routedRead(servedBy: ServedBy, reason: ReadReason): void;
 }
 
 const nothing = (): void => undefined;
@@ -33,6 +37,7 @@ export const noMetrics: Metrics = {
   idempotency: nothing,
   webhookAttempt: nothing,
   webhookClaim: nothing,
+  routedRead: nothing,
 };
 
 /** The HTTP methods a label may name; any other is `_OTHER` (OpenTelemetry's rule), so a client cannot add label values. */

@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
 import { databaseAnswers } from '../db/availability';
 import { pendingMigrations } from '../db/migrate';
+import { isPooled } from '../db/pool';
+import type { ReadReplicas, ReplicaStatus } from '../db/read-routing';
 
 /** How long readiness waits for `select 1`: a probe must answer well within an orchestrator's timeout (1 s by default). */
 export const READINESS_PROBE_MS = 800;
@@ -15,9 +17,11 @@ export interface Readiness {
   drain(): void;
   /** Why the instance is not ready, in words, or undefined when it is. */
   notReadyBecause(): Promise<string | undefined>;
+  /** How the instance reaches its database, for a ready answer: never a reason to be unready. */
+  database(): { readonly pooled: boolean; readonly replicas: readonly ReplicaStatus[] };
 }
 
-export function readinessOf(db: Knex): Readiness {
+export function readinessOf(db: Knex, replicas: ReadReplicas): Readiness {
   let draining = false;
   // Once the schema has caught up with this build it stays so: only a newer build adds migrations.
   let migrated = false;
@@ -28,6 +32,7 @@ export function readinessOf(db: Knex): Readiness {
     drain() {
       draining = true;
     },
+    database: () => ({ pooled: isPooled(db), replicas: replicas.status() }),
     async notReadyBecause() {
       if (draining) return 'the instance is stopping';
       if (!(await databaseAnswers(db, READINESS_PROBE_MS))) return 'the database does not answer';

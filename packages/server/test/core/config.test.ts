@@ -62,7 +62,14 @@ describe('configuration from the environment', () => {
   });
 
   it('takes the database settings', () => {
-    expect(loadConfig({}).database).toEqual({ poolMax: 10, statementTimeoutMs: 30_000, connectTimeoutMs: 60_000, migrateOnStart: true });
+    expect(loadConfig({}).database).toEqual({
+      poolMax: 10,
+      statementTimeoutMs: 30_000,
+      connectTimeoutMs: 60_000,
+      migrateOnStart: true,
+      replicaUrls: [],
+      replicaMaxLagMs: 5000,
+    });
     expect(
       loadConfig({ DATABASE_POOL_MAX: '25', DATABASE_STATEMENT_TIMEOUT_MS: '0', DATABASE_CONNECT_TIMEOUT_MS: '5000', MIGRATE_ON_START: 'false' }).database,
     ).toEqual({
@@ -70,6 +77,8 @@ describe('configuration from the environment', () => {
       statementTimeoutMs: 0,
       connectTimeoutMs: 5000,
       migrateOnStart: false,
+      replicaUrls: [],
+      replicaMaxLagMs: 5000,
     });
   });
 
@@ -93,6 +102,31 @@ describe('configuration from the environment', () => {
     expect(loadConfig({ DATABASE_URL: pooled.DATABASE_URL }).database.directUrl).toBeUndefined();
     expect(() => loadConfig({ DATABASE_DIRECT_URL: pooled.DATABASE_DIRECT_URL })).toThrow(/DATABASE_DIRECT_URL is set without DATABASE_URL/);
     expect(() => loadConfig({ ...pooled, DATABASE_DIRECT_URL: 'mysql://secret@x' })).toThrow(/^(?!.*secret).*DATABASE_DIRECT_URL must be a postgres:\/\/ URL/);
+  });
+
+  it('takes DATABASE_REPLICA_URL as comma-separated postgres:// URLs beside DATABASE_URL only, never echoing them', () => {
+    const primary = { DATABASE_URL: 'postgres://svc:secret@db:5432/svc' };
+    const two = 'postgres://svc:secret@replica-a:5432/svc, postgres://svc:secret@replica-b:5432/svc';
+    expect(loadConfig({ ...primary, DATABASE_REPLICA_URL: two }).database).toMatchObject({
+      replicaUrls: ['postgres://svc:secret@replica-a:5432/svc', 'postgres://svc:secret@replica-b:5432/svc'],
+      replicaMaxLagMs: 5000,
+    });
+    expect(loadConfig(primary).database.replicaUrls).toEqual([]);
+    expect(loadConfig({ ...primary, DATABASE_REPLICA_URL: ' ' }).database.replicaUrls).toEqual([]);
+    expect(loadConfig({ ...primary, DATABASE_REPLICA_URL: two, DATABASE_REPLICA_MAX_LAG_MS: '250' }).database.replicaMaxLagMs).toBe(250);
+    expect(() => loadConfig({ DATABASE_REPLICA_URL: two })).toThrow(/DATABASE_REPLICA_URL is set without DATABASE_URL/);
+    for (const bad of [
+      'mysql://secret@x',
+      'postgres://svc:secret@a/svc,,postgres://svc:secret@b/svc',
+      'postgres://svc:secret@a/svc,postgres://svc:secret@a/svc',
+    ]) {
+      expect(() => loadConfig({ ...primary, DATABASE_REPLICA_URL: bad })).toThrow(
+        /^(?!.*secret).*DATABASE_REPLICA_URL (entry \d must be a postgres:\/\/ URL|names one replica twice)/,
+      );
+    }
+    const seventeen = Array.from({ length: 17 }, (_, index) => `postgres://r${index}/svc`).join(',');
+    expect(() => loadConfig({ ...primary, DATABASE_REPLICA_URL: seventeen })).toThrow(/names more than 16 replicas/);
+    expect(() => loadConfig({ ...primary, DATABASE_REPLICA_MAX_LAG_MS: '-1' })).toThrow(/DATABASE_REPLICA_MAX_LAG_MS must be a decimal integer/);
   });
 
   describe('TRUST_PROXY', () => {

@@ -43,6 +43,7 @@ const TABLES = [
   'webhook_subscriptions',
   'webhook_deliveries',
   'webhook_attempts',
+  'replica_read_positions',
   'store_rollup_versions',
   'sealing_key_check',
   'api_version_usage',
@@ -74,6 +75,7 @@ describe.each(testDatabases())('schema on $name', (testDatabase) => {
       '015_event_feed',
       '016_sync_indexes',
       '017_webhook_queues',
+      '020_read_positions',
     ]);
     for (const table of TABLES) expect(await database.schema.hasTable(table)).toBe(true);
     expect(await migrateToLatest(database)).toEqual([]);

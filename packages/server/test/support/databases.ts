@@ -26,7 +26,7 @@ export function testDatabases(only?: 'sqlite'): TestDatabase[] {
   const databases: TestDatabase[] = [sqlite()];
   // A suite for SQLite alone has no runs on PostgreSQL to skip.
   if (only === 'sqlite') return databases;
-  if (isMet(POSTGRES, 'its runs on PostgreSQL')) databases.push(postgres(process.env.TEST_DATABASE_URL as string));
+  if (isMet(POSTGRES, 'its runs on PostgreSQL')) databases.push(postgresSchema(process.env.TEST_DATABASE_URL as string));
   return databases;
 }
 
@@ -38,7 +38,7 @@ export function testDatabases(only?: 'sqlite'): TestDatabase[] {
 export function describeOnPostgres(title: string, body: (testDatabase: TestDatabase, url: string) => void): void {
   describeWith(POSTGRES, title, () => {
     const url = process.env.TEST_DATABASE_URL as string;
-    body(postgres(url), url);
+    body(postgresSchema(url), url);
   });
 }
 
@@ -66,7 +66,8 @@ function sqlite(): TestDatabase {
   };
 }
 
-function postgres(url: string): TestDatabase {
+/** A schema of its own on `url`'s PostgreSQL, dropped at `close` (what `testDatabases` gives for PostgreSQL). */
+export function postgresSchema(url: string): TestDatabase {
   const schema = `test_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
   let admin: Knex | undefined;
   const databases: Knex[] = [];

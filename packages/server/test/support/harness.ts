@@ -4,6 +4,7 @@ import { type AppOptions, createApp } from '../../src/app';
 import type { ApiVersionRegistry } from '../../src/core/api-versions';
 import { ManualClock } from '../../src/core/clock';
 import { migrateToLatest } from '../../src/db/migrate';
+import type { ReadReplicas } from '../../src/db/read-routing';
 import { approveAsOwner } from '../../src/oauth/direct-install';
 import { s256 } from '../../src/oauth/pkce';
 import { requestTokens, type TokenResponse } from '../../src/oauth/token-endpoint';
@@ -39,6 +40,8 @@ export interface HarnessOptions {
   apiVersions?: ApiVersionRegistry;
   /** What the app and its services count for `/metrics`; nothing when left out. */
   metrics?: Metrics;
+  /** Read replicas of the migrated database (db/connection openReplicas); none when left out. Closed with the suite. */
+  replicas?: (db: Knex) => ReadReplicas;
 }
 
 /** Tests reach no outside network: `localhost` is this machine, every other name has no address. */
@@ -56,6 +59,7 @@ export async function openHarness(testDatabase: TestDatabase, options: HarnessOp
     webhooks: { environment: 'test', resolve: localOnlyResolver },
     ...(options.apiVersions ? { apiVersions: options.apiVersions } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),
+    ...(options.replicas ? { replicas: options.replicas(db) } : {}),
   });
   const app = createApp({ config: { validateResponses: true, exposeInternalErrors: true }, services, logger: options.logger });
   return { db, clock, services, app };
@@ -79,6 +83,7 @@ export function suiteHarness(testDatabase: TestDatabase, options: HarnessOptions
   });
   afterAll(async () => {
     for (const close of closers.reverse()) await close();
+    await suite.services?.replicas.close();
     await testDatabase.close();
   }, options.teardownMs);
   return suite;

@@ -1,9 +1,9 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { freePort } from './ports';
 import type { Requirement } from './requirements';
 
 /** Debian's PgBouncer (`apt-get install pgbouncer`, 1.18), unless PGBOUNCER_PATH names another. */
@@ -21,15 +21,6 @@ export interface RunningPgBouncer {
   pooledUrlOf(directUrl: string): string;
   stop(): Promise<void>;
 }
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
 
 /**
  * A PgBouncer of the test's own in transaction mode (the mode a fleet runs it in), in front of the

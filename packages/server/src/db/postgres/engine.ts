@@ -4,6 +4,7 @@ import { RateLimiterPostgres } from 'rate-limiter-flexible';
 import type { Engine, KeptResult, LeadershipOptions, StoredLimiterOptions } from '../engine';
 import { withEngine } from '../engine';
 import { type DatabaseLog, knexLogger } from '../knex-log';
+import type { ReadReplicas, ReplicaSettings } from '../read-routing';
 import { SharedListener } from '../shared-listener';
 import { libraryStoreOptions } from '../stored-limiters';
 import { disposeOf, type PgPooledClient } from './internals';
@@ -11,6 +12,7 @@ import { holdLeadership, withAdvisoryLock } from './locks';
 import { postgresAnnouncer, postgresListener } from './notifications';
 import { PreparedStatements } from './prepared-statements';
 import { postgresQuotaCounters } from './quota-counters';
+import { postgresReplicas } from './replicas';
 
 // Instants are stored as epoch milliseconds in bigint columns: read them back as numbers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
@@ -95,6 +97,7 @@ export function openPostgres(settings: PostgresSettings): Knex {
  */
 class PostgresEngine implements Engine {
   readonly name = 'postgres';
+  readonly pooled: boolean;
   readonly kept = new Map<string, KeptResult>();
   readonly pauseBetweenBatches = undefined;
   private readonly statements: PreparedStatements;
@@ -105,7 +108,8 @@ class PostgresEngine implements Engine {
 
   constructor(private readonly settings: PostgresSettings) {
     // Behind a transaction pooler a connection's named statements would be another client's.
-    this.statements = new PreparedStatements({ named: settings.directUrl === undefined });
+    this.pooled = settings.directUrl !== undefined;
+    this.statements = new PreparedStatements({ named: !this.pooled });
     this.quotaCounters = postgresQuotaCounters(this.statements);
     this.session = sessionSettingsOf(settings);
     this.listener = new SharedListener((tell, opened) => postgresListener(this.session, tell, opened));
@@ -151,6 +155,12 @@ class PostgresEngine implements Engine {
 
   openAgain(): Knex {
     return openPostgres(this.settings);
+  }
+
+  openReplicas(primary: Knex, urls: readonly string[], settings: ReplicaSettings): ReadReplicas {
+    // Opened as the primary's pool is, behind a pooler too (then its statements run unnamed there).
+    const pools = urls.map((url) => openPostgres({ ...this.settings, url, directUrl: this.settings.directUrl === undefined ? undefined : url }));
+    return postgresReplicas(primary, pools, settings);
   }
 
   close(): void {}

@@ -3,6 +3,7 @@ import { RateLimiterSQLite } from 'rate-limiter-flexible';
 import type { Engine, KeptResult, LeadershipOptions, StoredLimiterOptions } from '../engine';
 import { withEngine } from '../engine';
 import { type DatabaseLog, knexLogger } from '../knex-log';
+import type { ReadReplicas } from '../read-routing';
 import { SharedListener } from '../shared-listener';
 import { libraryStoreOptions } from '../stored-limiters';
 import { closeSharedFile, openSharedFile, type SharedFile } from './files';
@@ -68,6 +69,7 @@ export function openSqlite(settings: SqliteSettings): Knex {
  */
 class SqliteEngine implements Engine {
   readonly name = 'sqlite';
+  readonly pooled = false;
   readonly kept = new Map<string, KeptResult>();
   readonly quotaCounters = memoryQuotaCounters();
   private readonly file: SharedFile;
@@ -132,6 +134,10 @@ class SqliteEngine implements Engine {
 
   openAgain(): Knex {
     return openSqlite(this.settings);
+  }
+
+  openReplicas(): ReadReplicas {
+    throw new Error('SQLite has no read replicas: DATABASE_REPLICA_URL needs DATABASE_URL (PostgreSQL)');
   }
 
   close(): void {

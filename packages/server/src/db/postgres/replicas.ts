@@ -1,0 +1,149 @@
+import type { Knex } from 'knex';
+import {
+  chooseReplica,
+  neededPosition,
+  PrimarySamples,
+  type ReadReplicas,
+  type ReadRoute,
+  type ReplicaSettings,
+  type ReplicaView,
+  type RoutingBounds,
+  stateOf,
+  walBytesOf,
+} from '../read-routing';
+import { selectRows } from '../reads';
+
+/**
+ * PostgreSQL's streaming replicas as read routes (docs/decisions/0078-read-replicas.md). Each
+ * process polls the primary's WAL insert position and every replica's replay position a few times
+ * a second; an installation's write records the primary's position once it has committed, in a
+ * table on the primary every instance shares, and a read goes to a replica only once that replica
+ * has replayed past it (read-your-writes, across instances) and lags at most the bound.
+ */
+
+/** Where an installation's last write ended in the WAL, read with the bearer token's statement. */
+const POSITIONS_SQL = 'select installation_id, wal_lsn::text as wal_lsn from replica_read_positions where store_id = ?';
+
+/**
+ * Recorded after the write committed: the insert position then is past the commit record, so a
+ * replica that has replayed this far sees the write. Two writes of one installation racing keep the
+ * later position.
+ */
+const NOTE_WRITE_SQL = `insert into replica_read_positions (store_id, installation_id, wal_lsn)
+values (?, ?, pg_current_wal_insert_lsn())
+on conflict (store_id, installation_id) do update set wal_lsn = greatest(replica_read_positions.wal_lsn, excluded.wal_lsn)`;
+
+const PRIMARY_POSITION_SQL = 'select pg_current_wal_insert_lsn()::text as position';
+const REPLICA_POSITION_SQL = 'select pg_is_in_recovery() as in_recovery, pg_last_wal_replay_lsn()::text as replayed';
+
+interface Replica {
+  readonly name: string;
+  readonly db: Knex;
+  view: ReplicaView;
+  polling: boolean;
+  /** Whether its last poll answered (undefined before the first). */
+  answering?: boolean;
+}
+
+/** How often positions are polled: a tenth of the lag bound, between 50 ms and 1 s. */
+export const pollIntervalOf = (maxLagMs: number): number => Math.min(1000, Math.max(50, Math.round(maxLagMs / 10)));
+
+export function postgresReplicas(primary: Knex, pools: readonly Knex[], settings: ReplicaSettings): ReadReplicas {
+  const pollMs = pollIntervalOf(settings.maxLagMs);
+  // A view older than three polls (its replica stopped answering them) is not trusted.
+  const bounds: RoutingBounds = { maxLagMs: settings.maxLagMs, staleAfterMs: 3 * pollMs + 500 };
+  const samples = new PrimarySamples(settings.maxLagMs + 10 * pollMs);
+  const replicas: Replica[] = pools.map((db, index) => ({
+    name: `replica-${index + 1}`,
+    db,
+    view: { name: `replica-${index + 1}`, replayed: undefined, lagMs: undefined, polledAt: 0 },
+    polling: false,
+  }));
+  let next = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+
+  // Said once per change: a replica that stops answering, and one that answers again.
+  const see = (replica: Replica, view: ReplicaView, problem?: string) => {
+    replica.view = view;
+    const answering = view.replayed !== undefined;
+    if (answering === replica.answering) return;
+    if (!answering) settings.log(`${replica.name} is skipped for the primary: ${problem ?? 'it does not answer'}`);
+    else if (replica.answering === false) settings.log(`${replica.name} serves reads again`);
+    replica.answering = answering;
+  };
+
+  const pollReplica = async (replica: Replica) => {
+    if (replica.polling) return;
+    replica.polling = true;
+    try {
+      const [row] = await selectRows<{ in_recovery: boolean; replayed: string | null }>(replica.db, REPLICA_POSITION_SQL, []);
+      const now = performance.now();
+      if (!row?.in_recovery || row.replayed === null) {
+        see(replica, { ...replica.view, replayed: undefined, lagMs: undefined }, 'it is not a replica in recovery (promoted, or the primary itself)');
+        return;
+      }
+      const replayed = walBytesOf(row.replayed);
+      see(replica, { name: replica.name, replayed, lagMs: samples.lagOf(replayed, now), polledAt: now });
+    } catch (error) {
+      see(replica, { ...replica.view, replayed: undefined, lagMs: undefined }, (error as Error).message);
+    } finally {
+      replica.polling = false;
+    }
+  };
+
+  const poll = async () => {
+    try {
+      const [row] = await selectRows<{ position: string }>(primary, PRIMARY_POSITION_SQL, []);
+      if (row) samples.add(performance.now(), walBytesOf(row.position));
+    } catch {
+      // Without the primary there is no lag to measure; the replicas' views age until it answers.
+      return;
+    }
+    await Promise.all(replicas.map(pollReplica));
+  };
+
+  const schedule = () => {
+    if (closed) return;
+    timer = setTimeout(() => void poll().finally(schedule), pollMs);
+    timer.unref();
+  };
+  void poll().finally(schedule);
+
+  return {
+    configured: true,
+    positionsOf: (storeId) => ({ sql: POSITIONS_SQL, params: [storeId] }),
+    route(positionRows, installationId): ReadRoute {
+      const choice = chooseReplica(
+        replicas.map((replica) => replica.view),
+        neededPosition(positionRows, installationId),
+        performance.now(),
+        bounds,
+        next,
+      );
+      next = (next + 1) % replicas.length;
+      if ('reason' in choice) return { db: primary, servedBy: 'primary', reason: choice.reason };
+      const replica = replicas[choice.index] as Replica;
+      return { db: replica.db, servedBy: 'replica', reason: 'current', replica: replica.name };
+    },
+    async noteWrite(storeId, installationId) {
+      await selectRows(primary, NOTE_WRITE_SQL, [storeId, installationId], { fresh: true });
+    },
+    failed(route) {
+      const replica = replicas.find((candidate) => candidate.name === route.replica);
+      if (replica) see(replica, { ...replica.view, replayed: undefined, lagMs: undefined }, 'a read on it failed');
+    },
+    status() {
+      const now = performance.now();
+      return replicas.map((replica) => {
+        const state = stateOf(replica.view, now, bounds);
+        return { name: replica.name, state, lagMs: state === 'unavailable' ? null : Math.round(replica.view.lagMs ?? 0) };
+      });
+    },
+    async close() {
+      closed = true;
+      clearTimeout(timer);
+      await Promise.all(replicas.map((replica) => replica.db.destroy()));
+    },
+  };
+}

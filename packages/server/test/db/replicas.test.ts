@@ -1,0 +1,209 @@
+import type { Express } from 'express';
+import type { Knex } from 'knex';
+import request from 'supertest';
+import { createApp } from '../../src/app';
+import { openReplicas } from '../../src/db/connection';
+import type { ReadReason, ReadReplicas, ServedBy } from '../../src/db/read-routing';
+import { createServices } from '../../src/services/container';
+import { type Metrics, noMetrics } from '../../src/services/metrics';
+import { createProductVia, listProductsCall, tokenWith } from '../support/catalog-products';
+import { postgresSchema } from '../support/databases';
+import { createTestStore, localOnlyResolver, type StoreFixture, suiteHarness } from '../support/harness';
+import { REPLICA, type RunningReplica, startReplica } from '../support/replica';
+import { describeWith } from '../support/requirements';
+
+/**
+ * Lists and analytics reports on a real streaming replica of the test PostgreSQL (pg_basebackup -R,
+ * a postmaster of the test's own), with read-your-writes per installation across instances and the
+ * primary whenever the replica lags past the bound or fails (docs/decisions/0078-read-replicas.md).
+ */
+describeWith(REPLICA, 'read replicas', () => {
+  const primaryUrl = process.env.TEST_DATABASE_URL as string;
+  /** Short enough that a paused replica turns `lagging` within seconds; long enough for a busy CI machine. */
+  const MAX_LAG_MS = 3000;
+  let replica: RunningReplica;
+  const routed: { servedBy: ServedBy; reason: ReadReason }[] = [];
+  const metrics: Metrics = { ...noMetrics, routedRead: (servedBy, reason) => void routed.push({ servedBy, reason }) };
+  const replicasOf = (db: Knex): ReadReplicas =>
+    openReplicas({ database: { replicaUrls: [replica.url], replicaMaxLagMs: MAX_LAG_MS } }, db, (line) => lines.push(line));
+  const lines: string[] = [];
+
+  beforeAll(async () => {
+    replica = await startReplica(primaryUrl);
+  }, 120_000);
+  afterAll(async () => {
+    await replica?.remove();
+  });
+
+  const database = postgresSchema(primaryUrl);
+  const h = suiteHarness(database, { metrics, replicas: replicasOf });
+
+  /** A second instance of the service on the same database: its own pool, replicas and polls. */
+  let other: { app: Express; replicas: ReadReplicas };
+  let store: StoreFixture;
+  let writer: string;
+  let bystander: string;
+  let reporter: string;
+  let reader: string;
+  beforeAll(async () => {
+    const db = await database.openAnother();
+    const replicas = replicasOf(db);
+    const services = createServices({
+      db,
+      clock: h.clock,
+      rateLimits: { perInstallation: 1000, perClient: 1000 },
+      webhooks: { environment: 'test', resolve: localOnlyResolver },
+      replicas,
+      metrics,
+    });
+    other = { app: createApp({ config: { validateResponses: true, exposeInternalErrors: true }, services }), replicas };
+    h.atEnd(() => replicas.close());
+    store = await createTestStore(h);
+    writer = await tokenWith(h, store, ['products:read', 'products:write']);
+    bystander = await tokenWith(h, store, ['products:read', 'products:write']);
+    reporter = await tokenWith(h, store, ['analytics:read']);
+    reader = await tokenWith(h, store, ['products:read']);
+  });
+
+  /** Every product of the store, page by page; every page of one walk is read the same way. */
+  const listed = async (app: Express, token: string) => {
+    const ids: number[] = [];
+    const consistencies = new Set<string>();
+    let cursor: string | null = null;
+    do {
+      const response = await listProductsCall(app, store.store.id, token, cursor ? { limit: 100, cursor } : { limit: 100 });
+      expect(response.status).toBe(200);
+      ids.push(...(response.body.data as { id: number }[]).map((product) => product.id));
+      consistencies.add(response.body.meta.consistency as string);
+      cursor = response.body.meta.next_cursor as string | null;
+    } while (cursor);
+    expect(consistencies.size).toBe(1);
+    return { ids, consistency: [...consistencies][0] as string };
+  };
+
+  /** Lists until the replica serves the caller (the polls have seen it current and past the caller's writes). */
+  const untilServedByReplica = async (app: Express, token: string) => {
+    await replica.catchUp();
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const page = await listed(app, token);
+      if (page.consistency === 'replica_keyset') return page;
+      if (Date.now() > deadline) throw new Error('the replica never served the list');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+
+  const readyz = async (app: Express) => {
+    const response = await request(app).get('/readyz');
+    expect(response.status).toBe(200);
+    return response.body.database as { pooled: boolean; replicas: { name: string; state: string; lag_ms: number | null }[] };
+  };
+
+  it('sees its own writes: a product created then listed at once is in the list, 100 of 100, on either instance', async () => {
+    const instances = [h.app, other.app];
+    const served: string[] = [];
+    for (let index = 0; index < 100; index += 1) {
+      const { product } = await createProductVia(instances[index % 2] as Express, store.store.id, writer, { name: `Replica oud ${index}` });
+      const page = await listed(instances[(index + 1) % 2] as Express, writer);
+      expect(page.ids).toContain(product.id);
+      served.push(page.consistency);
+    }
+    expect(served).toHaveLength(100);
+    expect(new Set(served).size).toBeGreaterThanOrEqual(1);
+  });
+
+  it('serves lists from the replica once it is current, with the same answer the primary gives', async () => {
+    const fromReplica = await untilServedByReplica(h.app, writer);
+    routed.length = 0;
+    const again = await listed(h.app, writer);
+    expect(again).toEqual({ ids: fromReplica.ids, consistency: 'replica_keyset' });
+    expect(new Set(routed.map(({ servedBy, reason }) => `${servedBy} ${reason}`))).toEqual(new Set(['replica current']));
+    const { rows } = (await h.db.raw('select id from products where store_id = ? order by id', [store.store.id])) as { rows: { id: number }[] };
+    expect(fromReplica.ids).toEqual(rows.map((row) => row.id));
+    expect(await readyz(h.app)).toEqual({ pooled: false, replicas: [{ name: 'replica-1', state: 'current', lag_ms: expect.any(Number) }] });
+  });
+
+  it('serves analytics reports from the replica', async () => {
+    await replica.catchUp();
+    await untilServedByReplica(h.app, writer);
+    routed.length = 0;
+    const response = await request(h.app)
+      .get(`/stores/${store.store.id}/v1/analytics/sales`)
+      .query({ from: '2026-10-01', to: '2026-10-07' })
+      .set('Authorization', `Bearer ${reporter}`);
+    expect(response.status).toBe(200);
+    expect(response.body.data).toHaveLength(7);
+    expect(routed).toEqual([{ servedBy: 'replica', reason: 'current' }]);
+  });
+
+  it("misses only others' recent writes on a replica, never the caller's own; past the lag bound the primary serves", async () => {
+    await untilServedByReplica(h.app, writer);
+    await replica.query('select pg_wal_replay_pause()');
+    try {
+      // Another installation writes while the replica stands still.
+      const { product: theirs } = await createProductVia(h.app, store.store.id, bystander, { name: 'Written by another app' });
+      const stale = await listed(h.app, writer);
+      expect(stale.consistency).toBe('replica_keyset');
+      expect(stale.ids).not.toContain(theirs.id);
+      // The bystander's own list waits for its write: the primary serves it.
+      routed.length = 0;
+      const own = await listed(other.app, bystander);
+      expect(own.ids.length).toBeGreaterThan(100);
+      expect(own).toEqual({ ids: expect.arrayContaining([theirs.id]), consistency: 'live_keyset' });
+      expect(new Set(routed.map(({ servedBy, reason }) => `${servedBy} ${reason}`))).toEqual(new Set(['primary own_write']));
+      // The caller writes: from then on its lists need the primary too.
+      const { product: mine } = await createProductVia(h.app, store.store.id, writer, { name: 'Written by the caller' });
+      const after = await listed(h.app, writer);
+      expect(after.consistency).toBe('live_keyset');
+      expect(after.ids).toEqual(expect.arrayContaining([theirs.id, mine.id]));
+      // The replica stands still while the primary moves on: past the bound it is skipped for everyone.
+      const deadline = Date.now() + 20_000;
+      while ((await readyz(h.app)).replicas[0]?.state !== 'lagging') {
+        if (Date.now() > deadline) throw new Error('the paused replica was never called lagging');
+        await createProductVia(h.app, store.store.id, bystander, { name: 'The primary moves on' });
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      routed.length = 0;
+      // An app that never wrote is served by the primary too, for the lag alone.
+      const lagging = await listed(other.app, reader);
+      expect(lagging.consistency).toBe('live_keyset');
+      expect(new Set(routed.map(({ servedBy, reason }) => `${servedBy} ${reason}`))).toEqual(new Set(['primary lagging']));
+    } finally {
+      await replica.query('select pg_wal_replay_resume()');
+    }
+    await untilServedByReplica(h.app, writer);
+  });
+
+  it('changes no answer when the replica stops: the primary serves the same lists, then the replica again once it is back', async () => {
+    const before = await untilServedByReplica(h.app, writer);
+    await replica.stop();
+    try {
+      routed.length = 0;
+      const during = await listed(h.app, writer);
+      expect(during).toEqual({ ids: before.ids, consistency: 'live_keyset' });
+      // The first page still goes to the replica, fails there, and the primary answers it; the next ones find it skipped.
+      expect(routed[0]).toEqual({ servedBy: 'primary', reason: 'failed' });
+      expect(new Set(routed.slice(1).map(({ servedBy, reason }) => `${servedBy} ${reason}`))).toEqual(new Set(['primary unavailable']));
+      for (let index = 0; index < 5; index += 1) expect(await listed(other.app, writer)).toEqual({ ids: before.ids, consistency: 'live_keyset' });
+      expect((await readyz(h.app)).replicas).toEqual([{ name: 'replica-1', state: 'unavailable', lag_ms: null }]);
+      expect(lines).toContain('replica-1 is skipped for the primary: a read on it failed');
+    } finally {
+      await replica.start();
+    }
+    expect(await untilServedByReplica(h.app, writer)).toEqual({ ids: before.ids, consistency: 'replica_keyset' });
+    expect(lines).toContain('replica-1 serves reads again');
+  });
+
+  it('keeps token checks and writes on the primary: a write through an instance with a replica records its position there', async () => {
+    const { rows } = (await h.db.raw('select installation_id, wal_lsn::text as wal_lsn from replica_read_positions where store_id = ?', [store.store.id])) as {
+      rows: { installation_id: string; wal_lsn: string }[];
+    };
+    expect(rows.length).toBe(2);
+    // Unlogged: it writes no WAL, so a replica has no rows of it to read (and refuses to try).
+    const { rows: schema } = (await h.db.raw('select current_schema() as name')) as { rows: { name: string }[] };
+    const table = `${schema[0]?.name}.replica_read_positions`;
+    const [state] = await replica.query<{ persistence: string }>(`select relpersistence as persistence from pg_class where oid = '${table}'::regclass`);
+    expect(state).toEqual({ persistence: 'u' });
+    await expect(replica.query(`select count(*) from ${table}`)).rejects.toThrow('cannot access temporary or unlogged relations during recovery');
+  });
+});
