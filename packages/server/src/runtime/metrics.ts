@@ -5,7 +5,7 @@ import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, R
 import type { Clock } from '../core/clock';
 import type { MetricsConfig } from '../core/config';
 import { StartError } from '../core/start-error';
-import { poolUsageOf } from '../db/pool';
+import { isPooled, poolUsageOf } from '../db/pool';
 import type { ReadReplicas } from '../db/read-routing';
 import { type Metrics, methodLabel } from '../services/metrics';
 import { outboxBacklog } from '../services/outbox';
@@ -145,6 +145,16 @@ function watchDatabase(registry: Registry, db: Knex, clock: Clock): void {
     registers: [registry],
     collect() {
       this.set(poolUsageOf(db).inUse);
+    },
+  });
+  const pooled = isPooled(db) ? 1 : 0;
+  new Gauge({
+    name: 'svc_db_pooled',
+    help: 'Whether DATABASE_URL goes through a transaction pooler (DATABASE_DIRECT_URL is set): then the pool counts client connections to the pooler, and 2-3 direct sessions per process are outside it.',
+    registers: [registry],
+    aggregator: 'max',
+    collect() {
+      this.set(pooled);
     },
   });
   new Gauge({

@@ -1,5 +1,6 @@
 import os from 'node:os';
 import type { Knex } from 'knex';
+import request from 'supertest';
 import { createDatabase } from '../../src/db/connection';
 import { migrateToLatest } from '../../src/db/migrate';
 import { createDispatcher } from '../../src/jobs/webhook-dispatcher';
@@ -79,6 +80,9 @@ describeWith(PGBOUNCER, 'the service behind PgBouncer in transaction mode', () =
     const { products, pages } = await walkProducts(h.app, shop.storeId, shop.tokens.full, { limit: 7 });
     expect(pages).toBe(5);
     expect(products.map((product) => product.name)).toEqual(created.map((product) => product.name));
+    // Readiness says the instance is pooled.
+    const ready = await request(h.app).get('/readyz');
+    expect({ status: ready.status, database: ready.body.database }).toEqual({ status: 200, database: { pooled: true, replicas: [] } });
   });
 
   it('delivers webhooks: the dispatcher hears commits on its direct session and claims through the pooler', async () => {

@@ -4,6 +4,7 @@ import request from 'supertest';
 import { createApp } from '../../src/app';
 import { openReplicas } from '../../src/db/connection';
 import type { ReadReason, ReadReplicas, ServedBy } from '../../src/db/read-routing';
+import { createMetrics } from '../../src/runtime/metrics';
 import { createServices } from '../../src/services/container';
 import { type Metrics, noMetrics } from '../../src/services/metrics';
 import { createProductVia, listProductsCall, tokenWith } from '../support/catalog-products';
@@ -23,7 +24,15 @@ describeWith(REPLICA, 'read replicas', () => {
   const MAX_LAG_MS = 3000;
   let replica: RunningReplica;
   const routed: { servedBy: ServedBy; reason: ReadReason }[] = [];
-  const metrics: Metrics = { ...noMetrics, routedRead: (servedBy, reason) => void routed.push({ servedBy, reason }) };
+  // What /metrics would serve, and each routing as it happens.
+  const prometheus = createMetrics();
+  const metrics: Metrics = {
+    ...noMetrics,
+    routedRead: (servedBy, reason) => {
+      routed.push({ servedBy, reason });
+      prometheus.routedRead(servedBy, reason);
+    },
+  };
   const replicasOf = (db: Knex): ReadReplicas =>
     openReplicas({ database: { replicaUrls: [replica.url], replicaMaxLagMs: MAX_LAG_MS } }, db, (line) => lines.push(line));
   const lines: string[] = [];
@@ -121,6 +130,12 @@ describeWith(REPLICA, 'read replicas', () => {
     const { rows } = (await h.db.raw('select id from products where store_id = ? order by id', [store.store.id])) as { rows: { id: number }[] };
     expect(fromReplica.ids).toEqual(rows.map((row) => row.id));
     expect(await readyz(h.app)).toEqual({ pooled: false, replicas: [{ name: 'replica-1', state: 'current', lag_ms: expect.any(Number) }] });
+    prometheus.watchReplicas(h.services.replicas);
+    const scraped = await prometheus.registry.metrics();
+    expect(scraped).toMatch(/^svc_db_replica_lag_seconds\{replica="replica-1"\} [0-9.e-]+$/m);
+    expect(scraped).toMatch(/^svc_db_replica_serving\{replica="replica-1"\} 1$/m);
+    expect(scraped).toMatch(/^svc_db_routed_reads_total\{served_by="replica",reason="current"\} [1-9][0-9]*$/m);
+    expect(scraped).toMatch(/^svc_db_routed_reads_total\{served_by="primary",reason="own_write"\} [1-9][0-9]*$/m);
   });
 
   it('serves analytics reports from the replica', async () => {

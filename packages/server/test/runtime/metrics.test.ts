@@ -143,6 +143,7 @@ describe.each(testDatabases())('/metrics after known traffic on $name', (testDat
     // The pool, the queries and the process.
     expect(sampleValue(after, 'svc_db_pool_connections_in_use')).toBeGreaterThanOrEqual(0);
     expect(sampleValue(after, 'svc_db_pool_acquires_waiting')).toBe(0);
+    expect(sampleValue(after, 'svc_db_pooled')).toBe(0);
     expect(sampleValue(after, 'svc_db_query_duration_seconds_count', { outcome: 'ok' })).toBeGreaterThan(
       sampleValue(before, 'svc_db_query_duration_seconds_count', { outcome: 'ok' }) ?? 0,
     );
