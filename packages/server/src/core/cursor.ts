@@ -25,6 +25,12 @@ export interface CursorState extends CursorScope {
   after: CursorKey;
   /** When the list's first page was served (epoch ms): the cursor expires CURSOR_TTL_MS after. */
   firstPageAt: number;
+  /**
+   * Where the walk's pages are read, with read replicas: `primary` or a replica's name. A walk stays
+   * where it began (or moves to the primary, which is ahead of every replica), so that no page reads
+   * an older state than the one before it (docs/decisions/0078-read-replicas.md).
+   */
+  readOn?: string | undefined;
 }
 
 interface Payload {
@@ -34,6 +40,7 @@ interface Payload {
   filters: [string, CursorValue][];
   after: [string, CursorValue][];
   first: number;
+  on?: string;
 }
 
 const FORMAT = /^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{43})$/;
@@ -59,6 +66,8 @@ export function sealCursor(key: Buffer, state: CursorState): string {
     filters: canonical(state.filters),
     after: canonical(state.after),
     first: state.firstPageAt,
+    // Only with read replicas: without them a cursor is what it always was.
+    ...(state.readOn === undefined ? {} : { on: state.readOn }),
   };
   const body = Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url');
   const cursor = `${body}.${tagOf(key, body)}`;
@@ -90,7 +99,8 @@ function isPayload(value: unknown): value is Payload {
     isEntries(payload.filters) &&
     isEntries(payload.after) &&
     typeof payload.first === 'number' &&
-    Number.isSafeInteger(payload.first)
+    Number.isSafeInteger(payload.first) &&
+    (payload.on === undefined || (typeof payload.on === 'string' && payload.on.length <= 32))
   );
 }
 
@@ -122,4 +132,9 @@ export function openCursor(key: Buffer, cursor: string, expected: CursorScope, n
   if (!sameScope) throw invalid();
   if (now >= payload.first + CURSOR_TTL_MS) throw new ApiError('CURSOR_EXPIRED', 'The cursor expired; start again from the first page.');
   return { after: Object.fromEntries(payload.after), firstPageAt: payload.first };
+}
+
+/** Where the walk of a cursor this server sealed is read (`CursorState.readOn`); undefined for any other text. */
+export function walkReadOn(key: Buffer, cursor: string): string | undefined {
+  return unseal(key, cursor)?.on;
 }

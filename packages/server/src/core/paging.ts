@@ -26,6 +26,8 @@ export interface PageRequest {
 export interface Pager {
   readonly key: Buffer;
   readonly now: number;
+  /** Where this page is read, with read replicas (`CursorState.readOn`): the next cursor keeps the walk there. */
+  readonly readOn?: string | undefined;
 }
 
 /** A list request as the domain takes it: the page asked for, and the pager that checks its cursor. */
@@ -175,7 +177,7 @@ export async function keysetPage<Row extends object, Item>(
   const hasMore = rows.length > limit;
   const pageRows = hasMore ? rows.slice(0, limit) : rows;
   const last = pageRows[pageRows.length - 1];
-  const nextCursor = hasMore && last ? sealCursor(key, { ...scope, after: keyOfRow(walk, last), firstPageAt }) : null;
+  const nextCursor = hasMore && last ? sealCursor(key, { ...scope, after: keyOfRow(walk, last), firstPageAt, readOn: request.pager.readOn }) : null;
   return { items: await view(pageRows), page: { hasMore, limit, nextCursor } };
 }
 

@@ -16,9 +16,10 @@ export type ServedBy = 'primary' | 'replica';
  * Why the read went where it did: `current` (a replica had everything the caller may see),
  * `own_write` (no replica had replayed the installation's last write yet), `lagging` (every replica
  * that answers is further behind than the bound), `unavailable` (no replica answers its polls),
- * `failed` (the replica failed this read, which the primary then served).
+ * `failed` (the replica failed this read, which the primary then served), `walk` (a later page of a
+ * walk that began on the primary: it stays there).
  */
-export type ReadReason = 'current' | 'own_write' | 'lagging' | 'unavailable' | 'failed';
+export type ReadReason = 'current' | 'own_write' | 'lagging' | 'unavailable' | 'failed' | 'walk';
 
 export interface ReadRoute {
   readonly db: Db;
@@ -43,8 +44,12 @@ export interface ReadReplicas {
   readonly configured: boolean;
   /** The statement that reads a store's recorded write positions, sent with the bearer token's (a `Statement` of db/engine). */
   positionsOf(storeId: string): { readonly sql: string; readonly params: readonly SqlValue[] };
-  /** Where an installation's read goes, from the rows of {@link positionsOf}. */
-  route(positionRows: readonly unknown[], installationId: string): ReadRoute;
+  /**
+   * Where an installation's read goes, from the rows of {@link positionsOf}. A later page of a walk
+   * goes where the walk began (`walkOn`: `primary` or a replica's name), or to the primary when
+   * that replica may not serve it: a page never reads an older state than the page before.
+   */
+  route(positionRows: readonly unknown[], installationId: string, walkOn?: string): ReadRoute;
   /** An installation's write has committed: reads of it wait for a replica to replay this far. */
   noteWrite(storeId: string, installationId: string): Promise<void>;
   /** A read on a replica failed: the replica is skipped until a poll finds it answering again. */
@@ -159,6 +164,9 @@ export function chooseReplica(
   }
   return { reason };
 }
+
+/** Where a walk that began on the primary goes on: the primary (`CursorState.readOn`). */
+export const PRIMARY = 'primary';
 
 /** The installation's recorded write position among a store's rows of `positionsOf`. */
 export function neededPosition(rows: readonly unknown[], installationId: string): bigint | undefined {

@@ -167,7 +167,8 @@ export function recordIdOf(pathId: string, notFound: () => ApiError): number {
 
 /** A list request as the domain takes it: the page asked for, and the cursor key and time that check its cursor. */
 export function listRequestOf<K extends OperationId>(context: HandlerContext<K>, { limit, cursor }: PageRequest): ListRequest {
-  return { limit, cursor, pager: { key: context.keys.cursor, now: context.services.clock.now() } };
+  const readOn = context.reads && (context.reads.servedBy === 'replica' ? context.reads.replica : 'primary');
+  return { limit, cursor, pager: { key: context.keys.cursor, now: context.services.clock.now(), ...(readOn ? { readOn } : {}) } };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { type OperationEntry, type OperationId, operationTable } from '@svc/contract';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { walkReadOn } from '../core/cursor';
 import { isApiError } from '../core/errors';
 import { emptyRecord } from '../core/records';
 import type { ReadRoute } from '../db/read-routing';
@@ -120,7 +121,11 @@ async function identify(
     requireScopes(principal, entry, req.body);
     const execution = executionOf(principal, requestIdOf(res));
     // A routed read read the store's write positions ahead, not its own rows.
-    if (routed) return { principal, execution, reads: services.replicas.route(readAhead?.rows ?? [], principal.installationId) };
+    if (routed) {
+      const cursor = (req.query as { cursor?: unknown }).cursor;
+      const walkOn = typeof cursor === 'string' && readAheadWith ? walkReadOn(readAheadWith.keys.cursor, cursor) : undefined;
+      return { principal, execution, reads: services.replicas.route(readAhead?.rows ?? [], principal.installationId, walkOn) };
+    }
     return { principal, execution, ...(readAhead ? { readAhead } : {}) };
   }
   if (entry.auth === 'client') {

@@ -76,7 +76,7 @@ export function createMetrics(): MetricsRegistry {
   const claimed = new Counter({ name: 'svc_webhook_claimed_deliveries_total', help: 'Webhook deliveries taken by those claims.', registers: [registry] });
   const routedReads = new Counter({
     name: 'svc_db_routed_reads_total',
-    help: 'Lists and analytics reports by who served them (replica or primary) and why: current (a replica had the caller’s writes and was within the lag bound), own_write (no replica had replayed the caller’s last write), lagging, unavailable, failed (the replica failed the read and the primary served it).',
+    help: 'Lists and analytics reports by who served them (replica or primary) and why: current (a replica had the caller’s writes and was within the lag bound), own_write (no replica had replayed the caller’s last write), lagging, unavailable, failed (the replica failed the read and the primary served it), walk (a later page of a walk begun on the primary).',
     labelNames: ['served_by', 'reason'] as const,
     registers: [registry],
   });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { CURSOR_TTL_MS, type CursorState, openCursor, sealCursor } from '../../src/core/cursor';
+import { CURSOR_TTL_MS, type CursorState, openCursor, sealCursor, walkReadOn } from '../../src/core/cursor';
 import { apiErrorOf } from '../support/store-api';
 
 const KEY = randomBytes(32);
@@ -48,6 +48,18 @@ describe('keyset cursor', () => {
   it('carries a composite sort key', () => {
     const sealed = sealCursor(KEY, { ...STATE, after: { updated_at: 1795338000123, id: 'b3c4' } });
     expect(open(sealed).after).toEqual({ updated_at: 1795338000123, id: 'b3c4' });
+  });
+
+  it('says where its walk is read with read replicas, and nothing without them (the cursor is what it was)', () => {
+    expect(walkReadOn(KEY, cursor)).toBeUndefined();
+    expect(sealCursor(KEY, { ...STATE, readOn: undefined })).toBe(cursor);
+    const onReplica = sealCursor(KEY, { ...STATE, readOn: 'replica-2' });
+    expect(walkReadOn(KEY, onReplica)).toBe('replica-2');
+    expect(open(onReplica)).toEqual({ after: { id: 123 }, firstPageAt: FIRST_PAGE_AT });
+    // Not this server's cursor, or altered: it names no place (and the list refuses it).
+    expect(walkReadOn(randomBytes(32), onReplica)).toBeUndefined();
+    expect(walkReadOn(KEY, alter(onReplica, 3))).toBeUndefined();
+    expect(walkReadOn(KEY, 'not a cursor')).toBeUndefined();
   });
 
   it('is INVALID_CURSOR when any character was altered', () => {

@@ -138,6 +138,29 @@ describeWith(REPLICA, 'read replicas', () => {
     expect(scraped).toMatch(/^svc_db_routed_reads_total\{served_by="primary",reason="own_write"\} [1-9][0-9]*$/m);
   });
 
+  it('reads every page of a walk where its first page was read: a walk begun on the primary stays there, one on the replica goes on there', async () => {
+    const page = (app: Express, token: string, cursor?: string) =>
+      listProductsCall(app, store.store.id, token, cursor ? { limit: 10, cursor } : { limit: 10 }).then((response) => {
+        expect(response.status).toBe(200);
+        return { consistency: response.body.meta.consistency as string, next: response.body.meta.next_cursor as string };
+      });
+    // The writer's own write sends its first page to the primary…
+    await createProductVia(h.app, store.store.id, writer, { name: 'Begins a walk on the primary' });
+    const first = await page(h.app, writer);
+    expect(first.consistency).toBe('live_keyset');
+    // …and once the replica has that write, the walk still goes on on the primary: a replica could
+    // lack a row the first page's later neighbours hold.
+    await untilServedByReplica(other.app, writer);
+    routed.length = 0;
+    const second = await page(other.app, writer, first.next);
+    expect(second.consistency).toBe('live_keyset');
+    expect(routed).toEqual([{ servedBy: 'primary', reason: 'walk' }]);
+    // A walk begun on the replica goes on there.
+    const onReplica = await page(h.app, writer);
+    expect(onReplica.consistency).toBe('replica_keyset');
+    expect((await page(other.app, writer, onReplica.next)).consistency).toBe('replica_keyset');
+  });
+
   it('serves analytics reports from the replica', async () => {
     await replica.catchUp();
     await untilServedByReplica(h.app, writer);
@@ -165,7 +188,9 @@ describeWith(REPLICA, 'read replicas', () => {
       const own = await listed(other.app, bystander);
       expect(own.ids.length).toBeGreaterThan(100);
       expect(own).toEqual({ ids: expect.arrayContaining([theirs.id]), consistency: 'live_keyset' });
-      expect(new Set(routed.map(({ servedBy, reason }) => `${servedBy} ${reason}`))).toEqual(new Set(['primary own_write']));
+      // Its first page for the write, the next ones because the walk began there.
+      expect(routed[0]).toEqual({ servedBy: 'primary', reason: 'own_write' });
+      expect(new Set(routed.slice(1).map(({ servedBy, reason }) => `${servedBy} ${reason}`))).toEqual(new Set(['primary walk']));
       // The caller writes: from then on its lists need the primary too.
       const { product: mine } = await createProductVia(h.app, store.store.id, writer, { name: 'Written by the caller' });
       const after = await listed(h.app, writer);
@@ -182,7 +207,7 @@ describeWith(REPLICA, 'read replicas', () => {
       // An app that never wrote is served by the primary too, for the lag alone.
       const lagging = await listed(other.app, reader);
       expect(lagging.consistency).toBe('live_keyset');
-      expect(new Set(routed.map(({ servedBy, reason }) => `${servedBy} ${reason}`))).toEqual(new Set(['primary lagging']));
+      expect(routed[0]).toEqual({ servedBy: 'primary', reason: 'lagging' });
     } finally {
       await replica.query('select pg_wal_replay_resume()');
     }
@@ -196,9 +221,13 @@ describeWith(REPLICA, 'read replicas', () => {
       routed.length = 0;
       const during = await listed(h.app, writer);
       expect(during).toEqual({ ids: before.ids, consistency: 'live_keyset' });
-      // The first page still goes to the replica, fails there, and the primary answers it; the next ones find it skipped.
+      // The first page still goes to the replica, fails there, and the primary answers it; its walk goes on there.
       expect(routed[0]).toEqual({ servedBy: 'primary', reason: 'failed' });
-      expect(new Set(routed.slice(1).map(({ servedBy, reason }) => `${servedBy} ${reason}`))).toEqual(new Set(['primary unavailable']));
+      expect(new Set(routed.slice(1).map(({ servedBy, reason }) => `${servedBy} ${reason}`))).toEqual(new Set(['primary walk']));
+      // A new walk finds the replica skipped.
+      routed.length = 0;
+      await listed(h.app, reader);
+      expect(routed[0]).toEqual({ servedBy: 'primary', reason: 'unavailable' });
       for (let index = 0; index < 5; index += 1) expect(await listed(other.app, writer)).toEqual({ ids: before.ids, consistency: 'live_keyset' });
       expect((await readyz(h.app)).replicas).toEqual([{ name: 'replica-1', state: 'unavailable', lag_ms: null }]);
       expect(lines).toContain('replica-1 is skipped for the primary: a read on it failed');

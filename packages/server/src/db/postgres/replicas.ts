@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import {
   chooseReplica,
   neededPosition,
+  PRIMARY,
   PrimarySamples,
   type ReadReplicas,
   type ReadRoute,
@@ -113,17 +114,20 @@ export function postgresReplicas(primary: Knex, pools: readonly Knex[], settings
   return {
     configured: true,
     positionsOf: (storeId) => ({ sql: POSITIONS_SQL, params: [storeId] }),
-    route(positionRows, installationId): ReadRoute {
+    route(positionRows, installationId, walkOn): ReadRoute {
+      if (walkOn === PRIMARY) return { db: primary, servedBy: 'primary', reason: 'walk' };
+      // A walk that began on a replica goes on there: its replay only moves forward.
+      const candidates = walkOn === undefined ? replicas : replicas.filter((replica) => replica.name === walkOn);
       const choice = chooseReplica(
-        replicas.map((replica) => replica.view),
+        candidates.map((replica) => replica.view),
         neededPosition(positionRows, installationId),
         performance.now(),
         bounds,
-        next,
+        next % Math.max(1, candidates.length),
       );
       next = (next + 1) % replicas.length;
       if ('reason' in choice) return { db: primary, servedBy: 'primary', reason: choice.reason };
-      const replica = replicas[choice.index] as Replica;
+      const replica = candidates[choice.index] as Replica;
       return { db: replica.db, servedBy: 'replica', reason: 'current', replica: replica.name };
     },
     async noteWrite(storeId, installationId) {
