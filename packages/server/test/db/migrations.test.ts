@@ -46,6 +46,7 @@ const TABLES = [
   'store_rollup_versions',
   'sealing_key_check',
   'api_version_usage',
+  'webhook_queues',
 ];
 
 describe.each(testDatabases())('schema on $name', (testDatabase) => {
@@ -74,6 +75,7 @@ describe.each(testDatabases())('schema on $name', (testDatabase) => {
       '015_event_feed',
       '016_sync_indexes',
       '017_webhook_queues',
+      '018_store_keys',
     ]);
     for (const table of TABLES) expect(await database.schema.hasTable(table)).toBe(true);
     expect(await migrateToLatest(database)).toEqual([]);
