@@ -17,7 +17,7 @@ import type { Knex } from 'knex';
  *   subscription_id)` so that the queue's upsert names the same conflict target on both databases.
  *
  * One transaction: each re-keyed table is under ACCESS EXCLUSIVE from its ALTER to the commit (one
- * index build per table, one check per foreign key: time linear in rows; the decision gives figures).
+ * index build per table, one check per foreign key: time linear in rows; the decision gives the online form).
  */
 
 /** The store tables whose key becomes `(store_id, <column>)` on PostgreSQL, with the `(store_id, id)` index it replaces. */
