@@ -8,11 +8,12 @@ import { anyVersion } from '../../packages/server/src/domain/common/actor';
 import { createDispatcher } from '../../packages/server/src/jobs/webhook-dispatcher';
 import { simulateStore } from '../../packages/server/src/seeds/simulation/run';
 import { createServices, type Services } from '../../packages/server/src/services/container';
-import { createBenchStore, installBenchApp, type Knex, scratchSchema } from './fixtures';
+import { createBenchStore, installBenchApp, type Knex } from './fixtures';
 import { cpuTimeOfTree, machineCpu } from './proc';
 import { fixed, printTable, runScript } from './report';
 import { startServer } from './servers';
 import { primaryCostSettings } from './settings';
+import { type BenchRole, openBenchRole, printStatements, type StatementCost } from './statements';
 import { productPaths } from './store-requests';
 import { burst, pending, storesWithSubscriptions, undispatched, until } from './webhooks';
 
@@ -26,7 +27,8 @@ import { burst, pending, storesWithSubscriptions, undispatched, until } from './
  * the API served from this process (`GET /products/{id}` and a first page of 25), with their bearer
  * check: the token's statement spends the installation's quota, a write the primary keeps. The
  * API's own CPU per request is `pnpm bench`'s. Run it on a quiet machine with PostgreSQL on this
- * machine.
+ * machine. Each case also names its costliest statements (`pg_stat_statements`, reset before the
+ * case): the bench runs as a role made for the run, so they are its own, whoever else uses the server.
  */
 
 interface Cost {
@@ -35,7 +37,12 @@ interface Cost {
   readonly primaryCpuMs: number;
   readonly walBytes: number;
   readonly seconds: number;
+  /** Its costliest statements. */
+  readonly statements: readonly StatementCost[];
 }
+
+/** Statements shown per case. */
+const TOP_STATEMENTS = 8;
 
 /** The PostgreSQL server's processes on this machine: every process named postgres. */
 function postgresPids(): number[] {
@@ -56,20 +63,23 @@ async function walBytesSince(db: Knex, from: string): Promise<number> {
 }
 
 /** The primary's CPU and WAL over `work`, which does `count` operations. */
-async function costOf(db: Knex, operation: string, count: number, work: () => Promise<void>): Promise<Cost> {
+async function costOf(role: BenchRole, operation: string, count: number, work: () => Promise<void>): Promise<Cost> {
+  const { db } = role;
+  await role.reset();
   const wal = await walPosition(db);
   const cpu = primaryCpuUs();
   const started = performance.now();
   await work();
   const seconds = (performance.now() - started) / 1000;
   const primaryCpuMs = (primaryCpuUs() - cpu) / 1000 / count;
-  return { operation, count, primaryCpuMs, walBytes: (await walBytesSince(db, wal)) / count, seconds };
+  const statements = await role.top(TOP_STATEMENTS);
+  return { operation, count, primaryCpuMs, walBytes: (await walBytesSince(db, wal)) / count, seconds, statements };
 }
 
 const actorOf = (services: Services, storeId: string): Actor => ({ storeId, installationId: null, now: services.clock.now() });
 
 /** `count` requests of each read, one after the other, to the API served from this process by an installed app. */
-async function readCosts(db: Knex, services: Services, storeId: string, ids: readonly number[], count: number): Promise<Cost[]> {
+async function readCosts(role: BenchRole, services: Services, storeId: string, ids: readonly number[], count: number): Promise<Cost[]> {
   const { tokens } = await installBenchApp(services, storeId, 'Primary cost reader', ['products:read']);
   const server = createApp({ config: { validateResponses: false, exposeInternalErrors: false }, services }).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
@@ -85,8 +95,8 @@ async function readCosts(db: Knex, services: Services, storeId: string, ids: rea
   try {
     await requests(paths.get); // every connection of the pool prepares its statements first
     return [
-      await costOf(db, 'GET /products/{id} (with its bearer check)', count, () => requests(paths.get)),
-      await costOf(db, 'GET /products?limit=25 (with its bearer check)', count, () => requests(paths.list)),
+      await costOf(role, 'GET /products/{id} (with its bearer check)', count, () => requests(paths.get)),
+      await costOf(role, 'GET /products?limit=25 (with its bearer check)', count, () => requests(paths.list)),
     ];
   } finally {
     await new Promise((resolve) => server.close(resolve));
@@ -95,7 +105,8 @@ async function readCosts(db: Knex, services: Services, storeId: string, ids: rea
 
 async function main(): Promise<void> {
   const settings = primaryCostSettings();
-  const { db, drop } = await scratchSchema(settings.databaseUrl, 'svc_bench_primary');
+  const role = await openBenchRole(settings.databaseUrl, 'svc_bench_primary');
+  const { db } = role;
   const receiver = await startServer({ script: 'receiver.ts', onServerCpus: false });
   try {
     await migrateToLatest(db);
@@ -104,7 +115,7 @@ async function main(): Promise<void> {
     const costs: Cost[] = [];
     const ids: number[] = [];
     costs.push(
-      await costOf(db, 'product created', settings.products, async () => {
+      await costOf(role, 'product created', settings.products, async () => {
         for (let index = 0; index < settings.products; index += 1) {
           const product = await createProduct(db, actorOf(services, store.id), {
             name: `Primary cost oud ${index}`,
@@ -116,25 +127,25 @@ async function main(): Promise<void> {
       }),
     );
     costs.push(
-      await costOf(db, 'product changed', ids.length, async () => {
+      await costOf(role, 'product changed', ids.length, async () => {
         for (const [index, id] of ids.entries())
           await updateProductContent(db, actorOf(services, store.id), id, anyVersion, { name: `Renamed oud ${index}`, status: 'active' });
       }),
     );
     await db.raw('analyze');
     costs.push(
-      await costOf(db, 'order (its life, simulated)', settings.orders, async () => {
+      await costOf(role, 'order (its life, simulated)', settings.orders, async () => {
         const summary = await simulateStore(services, { storeId: store.id, days: 7, orders: settings.orders, seed: 1 });
         if (summary.orders !== settings.orders) throw new Error(`the simulation placed ${summary.orders} orders of ${settings.orders}`);
       }),
     );
-    costs.push(...(await readCosts(db, services, store.id, ids, settings.reads)));
+    costs.push(...(await readCosts(role, services, store.id, ids, settings.reads)));
     const subscriptions = await storesWithSubscriptions(services, receiver.base);
     const storeIds = subscriptions.map((subscription) => subscription.storeId);
     await burst(services, storeIds, settings.deliveries, Date.now());
     const dispatcher = createDispatcher(services);
     costs.push(
-      await costOf(db, 'webhook delivery', settings.deliveries, async () => {
+      await costOf(role, 'webhook delivery', settings.deliveries, async () => {
         dispatcher.start();
         await until(async () => (await undispatched(services)) === 0 && (await pending(services)) === 0);
         await dispatcher.stop();
@@ -151,11 +162,11 @@ async function main(): Promise<void> {
       ],
       costs.map((cost) => [cost.operation, String(cost.count), fixed(cost.primaryCpuMs, 3), String(Math.round(cost.walBytes)), fixed(cost.seconds, 1)]),
     );
+    for (const cost of costs) printStatements(cost.operation, cost.count, cost.statements);
     if (machine) console.log(`(the machine's CPU: ${machine.busy} busy of ${machine.total} ticks since boot; run this on a quiet machine)`);
   } finally {
     await receiver.stop();
-    await db.destroy();
-    await drop();
+    await role.drop();
   }
 }
 

@@ -47,6 +47,7 @@ const TABLES = [
   'store_rollup_versions',
   'sealing_key_check',
   'api_version_usage',
+  'webhook_queues',
 ];
 
 describe.each(testDatabases())('schema on $name', (testDatabase) => {
@@ -75,6 +76,7 @@ describe.each(testDatabases())('schema on $name', (testDatabase) => {
       '015_event_feed',
       '016_sync_indexes',
       '017_webhook_queues',
+      '018_store_keys',
       '020_read_positions',
     ]);
     for (const table of TABLES) expect(await database.schema.hasTable(table)).toBe(true);

@@ -16,6 +16,7 @@ import * as eventTrace from './014_event_trace';
 import * as eventFeed from './015_event_feed';
 import * as syncIndexes from './016_sync_indexes';
 import * as webhookQueues from './017_webhook_queues';
+import * as storeKeys from './018_store_keys';
 import * as readPositions from './020_read_positions';
 
 /** Every migration in order. Listed in code (not read from disk) so tsx, jest and builds agree. */
@@ -37,5 +38,6 @@ export const migrations: ReadonlyArray<{ name: string; migration: Knex.Migration
   { name: '015_event_feed', migration: eventFeed },
   { name: '016_sync_indexes', migration: syncIndexes },
   { name: '017_webhook_queues', migration: webhookQueues },
+  { name: '018_store_keys', migration: storeKeys },
   { name: '020_read_positions', migration: readPositions },
 ];

@@ -28,8 +28,9 @@ export async function queueAskedAgain(
 ): Promise<number> {
   const insert = trx
     .into(
-      trx.raw('?? (??, ??, ??, ??, ??, ??, ??, ??, ??)', [
+      trx.raw('?? (??, ??, ??, ??, ??, ??, ??, ??, ??, ??)', [
         'webhook_deliveries',
+        'store_id',
         'subscription_id',
         'event_id',
         'event_type',
@@ -45,6 +46,7 @@ export async function queueAskedAgain(
       trx
         .from(events.clone().as('e'))
         .select(
+          trx.raw('? as store_id', [subscription.store_id]),
           trx.raw('? as subscription_id', [subscription.id]),
           'e.event_id',
           'e.event_type',

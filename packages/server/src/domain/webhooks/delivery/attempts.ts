@@ -129,7 +129,7 @@ export async function attemptDelivery(deps: DeliveryDeps, claimed: ClaimedDelive
   if (claimed.payload === null) {
     await deps
       .db('webhook_deliveries')
-      .where({ id: claimed.id, claim_token: claimed.claimToken })
+      .where({ store_id: claimed.subscription.store_id, id: claimed.id, claim_token: claimed.claimToken })
       .update({ state: 'cancelled', finished_at: deps.clock.now(), claimed_until: null });
     return undefined;
   }
@@ -171,18 +171,18 @@ export async function recordAttempts(deps: DeliveryDeps, made: readonly AttemptM
     for (const [token, attempts] of groupedBy(delivered, (attempt) => attempt.claimed.claimToken)) {
       await trx('webhook_deliveries')
         .whereIn(
-          'id',
-          attempts.map((attempt) => attempt.claimed.id),
+          ['store_id', 'id'],
+          attempts.map((attempt) => [attempt.claimed.subscription.store_id, attempt.claimed.id]),
         )
         .where({ claim_token: token })
         .update({ state: 'succeeded', attempts: trx.raw('attempts + 1'), finished_at: now, claimed_until: null });
     }
     for (const attempt of made) {
       if (attempt.record.outcome === 'succeeded') continue;
-      const mine = { id: attempt.claimed.id, claim_token: attempt.claimed.claimToken };
+      const mine = { store_id: attempt.claimed.subscription.store_id, id: attempt.claimed.id, claim_token: attempt.claimed.claimToken };
       if (attempt.status === 410) {
         await trx('webhook_deliveries').where(mine).update({ state: 'failed', attempts: attempt.record.attempt, finished_at: now, claimed_until: null });
-        await markRevoked(trx, attempt.claimed.subscription.id, now);
+        await markRevoked(trx, attempt.claimed.subscription, now);
       } else {
         await retryOrGiveUp(trx, deps, attempt, now, random);
       }
@@ -233,8 +233,8 @@ export async function releaseClaims(deps: DeliveryDeps, claimed: readonly Claime
       for (let start = 0; start < deliveries.length; start += INSERT_CHUNK) {
         await trx('webhook_deliveries')
           .whereIn(
-            'id',
-            deliveries.slice(start, start + INSERT_CHUNK).map((delivery) => delivery.id),
+            ['store_id', 'id'],
+            deliveries.slice(start, start + INSERT_CHUNK).map((delivery) => [delivery.subscription.store_id, delivery.id]),
           )
           .where({ claim_token: token, state: 'pending' })
           .update({ claimed_until: null, claim_token: null });
@@ -257,7 +257,7 @@ export function nextAttemptAt(now: number, delayMs: number, random: () => number
 
 async function retryOrGiveUp(trx: Knex.Transaction, deps: DeliveryDeps, made: AttemptMade, now: number, random: () => number): Promise<void> {
   const { claimed, record } = made;
-  const mine = { id: claimed.id, claim_token: claimed.claimToken };
+  const mine = { store_id: claimed.subscription.store_id, id: claimed.id, claim_token: claimed.claimToken };
   const schedule = deps.webhooks.retryScheduleMs;
   const delay = schedule[record.attempt - 1];
   if (delay !== undefined) {
@@ -271,7 +271,7 @@ async function retryOrGiveUp(trx: Knex.Transaction, deps: DeliveryDeps, made: At
   if (failed === 0) return; // the claim was lost: whoever holds it now decides
   const reason = `Delivery paused after ${record.attempt} failed attempts to deliver event ${claimed.eventId} (${claimed.eventType}); the last: ${record.error ?? 'failed'}`;
   await trx('webhook_subscriptions')
-    .where({ id: claimed.subscription.id, state: 'active' })
+    .where({ store_id: claimed.subscription.store_id, id: claimed.subscription.id, state: 'active' })
     .update({ state: 'paused', paused_reason: reason.slice(0, 500), updated_at: now });
 }
 

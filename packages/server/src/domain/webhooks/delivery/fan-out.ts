@@ -68,7 +68,7 @@ export async function fanOut({ db, clock }: Deps, batch = FAN_OUT_BATCH): Promis
     const deliveries = events.flatMap((event) =>
       subscriptions
         .filter((subscription) => subscription.store_id === event.store_id && isOwed(subscription, event))
-        .map((subscription) => newDelivery(subscription.id, event, now)),
+        .map((subscription) => newDelivery(subscription, event, now)),
     );
     for (let start = 0; start < deliveries.length; start += INSERT_CHUNK) await trx('webhook_deliveries').insert(deliveries.slice(start, start + INSERT_CHUNK));
     const owed = new Set(deliveries.map((delivery) => delivery.subscription_id));
@@ -90,8 +90,9 @@ export async function fanOut({ db, clock }: Deps, batch = FAN_OUT_BATCH): Promis
 }
 
 /** A delivery of the event to the subscription, due now; it keeps the event's time, by which the delivery log walks and deliveries expire. */
-const newDelivery = (subscriptionId: string, event: OutboxEventRow, now: number) => ({
-  subscription_id: subscriptionId,
+const newDelivery = (subscription: Pick<FanOutSubscription, 'id' | 'store_id'>, event: OutboxEventRow, now: number) => ({
+  store_id: subscription.store_id,
+  subscription_id: subscription.id,
   event_id: event.id,
   event_type: event.type,
   event_occurred_at: Number(event.occurred_at),

@@ -23,7 +23,7 @@ export async function queueDue(db: Db, queues: readonly QueueDue[], at: number):
   for (let start = 0; start < unique.length; start += CHUNK) {
     await db('webhook_queues')
       .insert(unique.slice(start, start + CHUNK).map((queue) => ({ subscription_id: queue.subscriptionId, store_id: queue.storeId, next_due_at: at })))
-      .onConflict('subscription_id')
+      .onConflict(['store_id', 'subscription_id'])
       .merge({
         next_due_at: db.raw(
           'case when webhook_queues.next_due_at is null or webhook_queues.next_due_at > excluded.next_due_at then excluded.next_due_at else webhook_queues.next_due_at end',

@@ -103,9 +103,10 @@ function entryOf(deliveries: readonly DeliveryRow[], attempts: readonly AttemptR
 }
 
 /** The entries of these events in the subscription's log, in the order given (two reads: the deliveries, then their attempts). */
-async function entriesOf(db: Db, subscriptionId: string, eventIds: readonly string[]): Promise<WebhookDelivery[]> {
+async function entriesOf(db: Db, storeId: string, subscriptionId: string, eventIds: readonly string[]): Promise<WebhookDelivery[]> {
   if (eventIds.length === 0) return [];
   const deliveries = await db<DeliveryRow>('webhook_deliveries')
+    .where('store_id', storeId)
     .where('subscription_id', subscriptionId)
     .whereIn('event_id', eventIds)
     .orderBy('id')
@@ -147,7 +148,9 @@ export async function listDeliveries(
   await ownSubscription(db, reader, subscriptionId);
   const scope = { list: 'webhooks.deliveries.list', storeId: reader.storeId, filters: { subscription: subscriptionId, ...filters } };
   const read = (after: KeysetAfter | undefined, take: number) => {
-    const rows = db('webhook_deliveries as d').where('d.subscription_id', subscriptionId).where('d.event_occurred_at', '>', keptAfter(reader.now));
+    const rows = db('webhook_deliveries as d')
+      .where({ 'd.store_id': reader.storeId, 'd.subscription_id': subscriptionId })
+      .where('d.event_occurred_at', '>', keptAfter(reader.now));
     if (filters.event_type !== undefined) rows.where('d.event_type', filters.event_type);
     if (after !== undefined) rows.whereRaw(...boundAfter(NEWEST_EVENT_FIRST, after, 'd'));
     rows.groupBy('d.event_occurred_at', 'd.event_id');
@@ -160,6 +163,7 @@ export async function listDeliveries(
   return keysetPage(request, scope, NEWEST_EVENT_FIRST, read, (rows) =>
     entriesOf(
       db,
+      reader.storeId,
       subscriptionId,
       rows.map((row) => row.event_id),
     ),
@@ -177,7 +181,7 @@ export async function getDelivery(db: Db, reader: LogReader, subscriptionId: str
   await ownSubscription(db, reader, subscriptionId);
   if (!isPlainUuid(eventId)) throw deliveryNotFound();
   if (expiredById(eventId, reader.now)) throw eventExpired();
-  const [entry] = await entriesOf(db, subscriptionId, [eventId]);
+  const [entry] = await entriesOf(db, reader.storeId, subscriptionId, [eventId]);
   if (!entry) throw deliveryNotFound();
   if (isPastRetention(Date.parse(entry.occurred_at), reader.now)) throw eventExpired();
   return entry;

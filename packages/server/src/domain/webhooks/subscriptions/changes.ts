@@ -41,8 +41,8 @@ export interface SubscriptionWithSecret {
   readonly secret: string;
 }
 
-const readBack = async (db: Db, id: string): Promise<SubscriptionRow> =>
-  (await db<SubscriptionRow>('webhook_subscriptions').where({ id }).first()) as SubscriptionRow;
+const readBack = async (db: Db, storeId: string, id: string): Promise<SubscriptionRow> =>
+  (await db<SubscriptionRow>('webhook_subscriptions').where({ store_id: storeId, id }).first()) as SubscriptionRow;
 
 /** webhooks.create: active, secret generation 1, the event types' scopes recorded; the secret is answered once and stored sealed. */
 export async function createSubscription(db: Db, deps: SubscriptionDeps, subscriber: Subscriber, body: SubscriptionCreate): Promise<SubscriptionWithSecret> {
@@ -68,7 +68,7 @@ export async function createSubscription(db: Db, deps: SubscriptionDeps, subscri
     created_at: subscriber.now,
     updated_at: subscriber.now,
   });
-  return { row: await readBack(db, id), secret };
+  return { row: await readBack(db, subscriber.storeId, id), secret };
 }
 
 /**
@@ -83,7 +83,7 @@ export function updateSubscription(db: Db, deps: SubscriptionDeps, subscriber: S
     if (body.endpoint_url !== undefined) checkEndpointUrl(body.endpoint_url, deps.webhooks);
     const issuedScopes = body.event_types === undefined ? undefined : scopesAllowing(body.event_types, subscriber.scopes);
     await trx('webhook_subscriptions')
-      .where({ id })
+      .where({ store_id: subscriber.storeId, id })
       .update({
         ...(body.endpoint_url === undefined ? {} : { endpoint_url: body.endpoint_url }),
         ...(body.event_types === undefined ? {} : { event_types: toJsonList(body.event_types), issued_scopes: toJsonList(issuedScopes ?? []) }),
@@ -92,7 +92,7 @@ export function updateSubscription(db: Db, deps: SubscriptionDeps, subscriber: S
       });
     // Resumed: what it was owed while paused is claimable again.
     if (body.state === 'active' && current.state !== 'active') await queueDue(trx, [{ subscriptionId: id, storeId: current.store_id }], subscriber.now);
-    return readBack(trx, id);
+    return readBack(trx, subscriber.storeId, id);
   });
 }
 
@@ -105,17 +105,19 @@ export function revokeSubscription(db: Db, subscriber: Subscriber, id: string): 
   return inTransaction(db, async (trx) => {
     const current = await lockSubscription(trx, subscriber, id);
     if (current.state === 'revoked') return current;
-    await markRevoked(trx, id, subscriber.now);
-    return readBack(trx, id);
+    await markRevoked(trx, { store_id: subscriber.storeId, id }, subscriber.now);
+    return readBack(trx, subscriber.storeId, id);
   });
 }
 
 /** Revokes a subscription and cancels what it was still owed (the app's delete, or a 410 from its endpoint). */
-export async function markRevoked(db: Db, id: string, now: number): Promise<void> {
+export async function markRevoked(db: Db, { store_id, id }: Pick<SubscriptionRow, 'store_id' | 'id'>, now: number): Promise<void> {
   await db('webhook_subscriptions')
-    .where({ id })
+    .where({ store_id, id })
     .update({ state: 'revoked', paused_reason: null, previous_secret_sealed: null, previous_secret_until: null, updated_at: now });
-  await db('webhook_deliveries').where({ subscription_id: id, state: 'pending' }).update({ state: 'cancelled', finished_at: now, claimed_until: null });
+  await db('webhook_deliveries')
+    .where({ store_id, subscription_id: id, state: 'pending' })
+    .update({ state: 'cancelled', finished_at: now, claimed_until: null });
 }
 
 /**
@@ -129,7 +131,7 @@ export function rotateSecret(db: Db, deps: SubscriptionDeps, subscriber: Subscri
     const generation = current.secret_generation + 1;
     const secret = newSecret();
     await trx('webhook_subscriptions')
-      .where({ id })
+      .where({ store_id: subscriber.storeId, id })
       .update({
         secret_generation: generation,
         secret_sealed: deps.sealer.seal(secret, secretPurpose(id, generation)),
@@ -137,7 +139,7 @@ export function rotateSecret(db: Db, deps: SubscriptionDeps, subscriber: Subscri
         previous_secret_until: subscriber.now + PREVIOUS_SECRET_SIGNS_MS,
         updated_at: subscriber.now,
       });
-    return { row: await readBack(trx, id), secret };
+    return { row: await readBack(trx, subscriber.storeId, id), secret };
   });
 }
 
