@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../../packages/server/src/app';
+import { openReplicas } from '../../packages/server/src/db/connection';
 import { migrateToLatest } from '../../packages/server/src/db/migrate';
 import { createProduct, updateProductContent } from '../../packages/server/src/domain/catalog/products/changes';
 import type { Actor } from '../../packages/server/src/domain/common/actor';
@@ -8,8 +9,9 @@ import { anyVersion } from '../../packages/server/src/domain/common/actor';
 import { createDispatcher } from '../../packages/server/src/jobs/webhook-dispatcher';
 import { simulateStore } from '../../packages/server/src/seeds/simulation/run';
 import { createServices, type Services } from '../../packages/server/src/services/container';
+import { type RunningReplica, startReplica } from '../../packages/server/test/support/replica';
 import { createBenchStore, installBenchApp, type Knex } from './fixtures';
-import { cpuTimeOfTree, machineCpu } from './proc';
+import { cpuTimeOfTree, machineCpu, parentOf } from './proc';
 import { fixed, printTable, runScript } from './report';
 import { startServer } from './servers';
 import { primaryCostSettings } from './settings';
@@ -37,6 +39,8 @@ interface Cost {
   readonly primaryCpuMs: number;
   readonly walBytes: number;
   readonly seconds: number;
+  /** The CPU of the replica the bench started, for the cases read there. */
+  readonly replicaCpuMs?: number;
   /** Its costliest statements. */
   readonly statements: readonly StatementCost[];
 }
@@ -44,13 +48,23 @@ interface Cost {
 /** Statements shown per case. */
 const TOP_STATEMENTS = 8;
 
-/** The PostgreSQL server's processes on this machine: every process named postgres. */
-function postgresPids(): number[] {
+/**
+ * The postmasters on this machine: the processes named postgres whose parent is not one. Each one's
+ * tree is its server (backends, WAL writer, checkpointer…), counted once: the backends are named
+ * postgres too, so summing every such process's tree would count each backend twice.
+ */
+function postmasters(): number[] {
   const out = execFileSync('pgrep', ['-x', 'postgres'], { encoding: 'utf8' });
-  return out.split('\n').filter(Boolean).map(Number);
+  const pids = out.split('\n').filter(Boolean).map(Number);
+  const named = new Set(pids);
+  return pids.filter((pid) => !named.has(parentOf(pid) ?? 0));
 }
 
-const primaryCpuUs = () => postgresPids().reduce((sum, pid) => sum + cpuTimeOfTree(pid).total, 0);
+/** The CPU µs so far of every PostgreSQL server on this machine but the replica the bench started (its postmaster). */
+const primaryCpuUs = (replica?: number) =>
+  postmasters()
+    .filter((pid) => pid !== replica)
+    .reduce((sum, pid) => sum + cpuTimeOfTree(pid).total, 0);
 
 async function walPosition(db: Knex): Promise<string> {
   const { rows } = (await db.raw('select pg_current_wal_insert_lsn()::text as lsn')) as { rows: { lsn: string }[] };
@@ -62,44 +76,106 @@ async function walBytesSince(db: Knex, from: string): Promise<number> {
   return Number(rows[0]?.bytes ?? 0);
 }
 
-/** The primary's CPU and WAL over `work`, which does `count` operations. */
-async function costOf(role: BenchRole, operation: string, count: number, work: () => Promise<void>): Promise<Cost> {
+/** The primary's CPU and WAL over `work`, which does `count` operations (and the replica's CPU, given its postmaster). */
+async function costOf(role: BenchRole, operation: string, count: number, work: () => Promise<void>, replica?: number): Promise<Cost> {
   const { db } = role;
   await role.reset();
   const wal = await walPosition(db);
-  const cpu = primaryCpuUs();
+  const cpu = primaryCpuUs(replica);
+  const replicaCpu = replica === undefined ? 0 : cpuTimeOfTree(replica).total;
   const started = performance.now();
   await work();
   const seconds = (performance.now() - started) / 1000;
-  const primaryCpuMs = (primaryCpuUs() - cpu) / 1000 / count;
+  const primaryCpuMs = (primaryCpuUs(replica) - cpu) / 1000 / count;
   const statements = await role.top(TOP_STATEMENTS);
-  return { operation, count, primaryCpuMs, walBytes: (await walBytesSince(db, wal)) / count, seconds, statements };
+  const cost = { operation, count, primaryCpuMs, walBytes: (await walBytesSince(db, wal)) / count, seconds, statements };
+  return replica === undefined ? cost : { ...cost, replicaCpuMs: (cpuTimeOfTree(replica).total - replicaCpu) / 1000 / count };
+}
+
+/** The API of `services` served from this process, to an app installed with `scopes`: `fetch` a path as it until `work` is done. */
+async function withApi<T>(
+  services: Services,
+  storeId: string,
+  scopes: string[],
+  work: (get: (path: string) => Promise<Response>, installationId: string) => Promise<T>,
+): Promise<T> {
+  const { tokens } = await installBenchApp(services, storeId, 'Primary cost reader', scopes);
+  const server = createApp({ config: { validateResponses: false, exposeInternalErrors: false }, services }).listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    return await work((path) => fetch(`${base}${path}`, { headers: { authorization: `Bearer ${tokens.access_token}` } }), tokens.installation_id);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+/** `count` requests of `path()`, one after the other, each answered 200. */
+async function requestsOf(get: (path: string) => Promise<Response>, path: () => string, count: number): Promise<void> {
+  for (let index = 0; index < count; index += 1) {
+    const response = await get(path());
+    if (response.status !== 200) throw new Error(`${path()} answered ${response.status}`);
+    await response.arrayBuffer();
+  }
 }
 
 const actorOf = (services: Services, storeId: string): Actor => ({ storeId, installationId: null, now: services.clock.now() });
 
 /** `count` requests of each read, one after the other, to the API served from this process by an installed app. */
-async function readCosts(role: BenchRole, services: Services, storeId: string, ids: readonly number[], count: number): Promise<Cost[]> {
-  const { tokens } = await installBenchApp(services, storeId, 'Primary cost reader', ['products:read']);
-  const server = createApp({ config: { validateResponses: false, exposeInternalErrors: false }, services }).listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+function readCosts(role: BenchRole, services: Services, storeId: string, ids: readonly number[], count: number): Promise<Cost[]> {
   const paths = productPaths(storeId, ids);
-  const requests = async (path: () => string) => {
-    for (let index = 0; index < count; index += 1) {
-      const response = await fetch(`${base}${path()}`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
-      if (response.status !== 200) throw new Error(`${path()} answered ${response.status}`);
-      await response.arrayBuffer();
-    }
-  };
-  try {
-    await requests(paths.get); // every connection of the pool prepares its statements first
+  return withApi(services, storeId, ['products:read'], async (get) => {
+    await requestsOf(get, paths.get, count); // every connection of the pool prepares its statements first
     return [
-      await costOf(role, 'GET /products/{id} (with its bearer check)', count, () => requests(paths.get)),
-      await costOf(role, 'GET /products?limit=25 (with its bearer check)', count, () => requests(paths.list)),
+      await costOf(role, 'GET /products/{id} (with its bearer check)', count, () => requestsOf(get, paths.get, count)),
+      await costOf(role, 'GET /products?limit=25 (with its bearer check)', count, () => requestsOf(get, paths.list, count)),
     ];
+  });
+}
+
+/**
+ * With a streaming replica of the server (started here: pg_basebackup, a postmaster of its own), what
+ * a list read there costs the primary (the bearer check, with the store's write positions in its
+ * round trip) and the replica (the list), and what recording an installation's write position costs
+ * the primary (docs/decisions/0078-read-replicas.md). Skipped, saying why, where no replica starts.
+ */
+async function replicaCosts(role: BenchRole, databaseUrl: string, storeId: string, ids: readonly number[], count: number): Promise<Cost[]> {
+  let replica: RunningReplica;
+  try {
+    replica = await startReplica(databaseUrl);
+  } catch (error) {
+    console.log(`(the replica cases are skipped: no replica started: ${String(error).split('\n')[0]})`);
+    return [];
+  }
+  const url = new URL(role.url);
+  url.hostname = '127.0.0.1';
+  url.port = new URL(replica.url).port;
+  const replicas = openReplicas({ database: { replicaUrls: [url.toString()], replicaMaxLagMs: 5000 } }, role.db, (line) => console.log(line));
+  const services = createServices({ db: role.db, rateLimits: { perInstallation: 1_000_000, perClient: 1_000_000 }, replicas });
+  const paths = productPaths(storeId, ids);
+  try {
+    const postmaster = replica.postmasterPid();
+    await replica.catchUp();
+    return await withApi(services, storeId, ['products:read'], async (get, installationId) => {
+      // Until the polls have seen the replica current: from then on this reader's lists are read there.
+      await until(async () => ((await (await get(paths.list())).json()) as { meta: { consistency: string } }).meta.consistency === 'replica_keyset');
+      await requestsOf(get, paths.list, count);
+      return [
+        await costOf(role, 'GET /products?limit=25 read on a replica', count, () => requestsOf(get, paths.list, count), postmaster),
+        await costOf(
+          role,
+          "an installation's write position recorded (each write, with replicas)",
+          count,
+          async () => {
+            for (let index = 0; index < count; index += 1) await replicas.noteWrite(storeId, installationId);
+          },
+          postmaster,
+        ),
+      ];
+    });
   } finally {
-    await new Promise((resolve) => server.close(resolve));
+    await replicas.close();
+    await replica.remove();
   }
 }
 
@@ -140,6 +216,7 @@ async function main(): Promise<void> {
       }),
     );
     costs.push(...(await readCosts(role, services, store.id, ids, settings.reads)));
+    if (settings.replica) costs.push(...(await replicaCosts(role, settings.databaseUrl, store.id, ids, settings.reads)));
     const subscriptions = await storesWithSubscriptions(services, receiver.base);
     const storeIds = subscriptions.map((subscription) => subscription.storeId);
     await burst(services, storeIds, settings.deliveries, Date.now());
@@ -158,9 +235,17 @@ async function main(): Promise<void> {
         { title: 'count', align: 'right' },
         { title: 'primary CPU ms each', align: 'right' },
         { title: 'WAL bytes each', align: 'right' },
+        { title: 'replica CPU ms each', align: 'right' },
         { title: 'seconds', align: 'right' },
       ],
-      costs.map((cost) => [cost.operation, String(cost.count), fixed(cost.primaryCpuMs, 3), String(Math.round(cost.walBytes)), fixed(cost.seconds, 1)]),
+      costs.map((cost) => [
+        cost.operation,
+        String(cost.count),
+        fixed(cost.primaryCpuMs, 3),
+        String(Math.round(cost.walBytes)),
+        cost.replicaCpuMs === undefined ? '' : fixed(cost.replicaCpuMs, 3),
+        fixed(cost.seconds, 1),
+      ]),
     );
     for (const cost of costs) printStatements(cost.operation, cost.count, cost.statements);
     if (machine) console.log(`(the machine's CPU: ${machine.busy} busy of ${machine.total} ticks since boot; run this on a quiet machine)`);

@@ -43,6 +43,16 @@ export function cpuTimeOfTree(pid: number): CpuTime {
   return { total: (user + system) * MICROSECONDS_PER_TICK, system: system * MICROSECONDS_PER_TICK };
 }
 
+/** The parent of a process (field 4 of /proc/<pid>/stat); undefined once it has ended. */
+export function parentOf(pid: number): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+}
+
 /** VmRSS of a running process, in MB. */
 export function residentMb(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');

@@ -167,5 +167,7 @@ export function primaryCostSettings() {
     deliveries: numberFromEnv('BENCH_WEBHOOK_DELIVERIES', 5_000, { whole: true }),
     /** Requests of each read (products.get, products.list). */
     reads: numberFromEnv('BENCH_READS', 5_000, { whole: true }),
+    /** Whether to start a streaming replica of the server (pg_basebackup) and measure a list read there: `BENCH_REPLICA=0` skips it. */
+    replica: process.env.BENCH_REPLICA !== '0',
   };
 }

@@ -12,6 +12,8 @@ import { fixed, printTable } from './report';
 export interface BenchRole {
   /** The bench's database, as the role, in the role's own schema. */
   readonly db: Knex;
+  /** The role's URL (its user and password) on the bench's server. */
+  readonly url: string;
   /** Resets the role's statement counters (before a measured case). */
   reset(): Promise<void>;
   /** The role's statements since the last reset, the costliest first. */
@@ -51,6 +53,7 @@ export async function openBenchRole(url: string, prefix: string): Promise<BenchR
     const ids = `(select oid from pg_roles where rolname = :role), (select oid from pg_database where datname = current_database())`;
     return {
       db,
+      url: asRole.toString(),
       reset: async () => {
         await admin.raw(`select ${schemaOfView}.pg_stat_statements_reset(${ids}, 0)`, { role });
       },

@@ -54,6 +54,8 @@ export interface RunningReplica {
   start(): Promise<void>;
   /** Stops it and removes its directory. */
   remove(): Promise<void>;
+  /** Its postmaster's process id (the bench measures the CPU of its tree). */
+  postmasterPid(): number;
 }
 
 /**
@@ -138,6 +140,7 @@ export async function startReplica(primaryUrl: string): Promise<RunningReplica> 
     },
     stop,
     start,
+    postmasterPid: () => Number(fs.readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]),
     async remove() {
       await stop();
       fs.rmSync(dir, { recursive: true, force: true });
