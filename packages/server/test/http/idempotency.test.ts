@@ -27,7 +27,7 @@ const hashOf = (body: object) => requestHashOf('POST', PATH, body);
 
 /** A fresh key of a fresh installation for `products.create` with the body `{name}`. */
 function freshScope(name = 'Oud Royal'): IdempotencyScope {
-  return { installationId: randomUUID(), operationId: 'products.create', key: randomUUID(), requestHash: hashOf({ name }) };
+  return { storeId: randomUUID(), installationId: randomUUID(), operationId: 'products.create', key: randomUUID(), requestHash: hashOf({ name }) };
 }
 
 /** The work of a create: records its effect (a row of the scratch table) and answers 201 with an ETag. */
@@ -248,6 +248,7 @@ describe.each(testDatabases())('Idempotency-Key on $name', (testDatabase) => {
     const clock = new ManualClock();
     const scope = freshScope();
     await db('idempotency_keys').insert({
+      store_id: scope.storeId,
       id: randomUUID(),
       installation_id: scope.installationId,
       operation_id: scope.operationId,

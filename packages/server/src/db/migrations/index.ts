@@ -16,6 +16,7 @@ import * as eventTrace from './014_event_trace';
 import * as eventFeed from './015_event_feed';
 import * as syncIndexes from './016_sync_indexes';
 import * as webhookQueues from './017_webhook_queues';
+import * as partitions from './019_partitions';
 
 /** Every migration in order. Listed in code (not read from disk) so tsx, jest and builds agree. */
 export const migrations: ReadonlyArray<{ name: string; migration: Knex.Migration }> = [
@@ -36,4 +37,5 @@ export const migrations: ReadonlyArray<{ name: string; migration: Knex.Migration
   { name: '015_event_feed', migration: eventFeed },
   { name: '016_sync_indexes', migration: syncIndexes },
   { name: '017_webhook_queues', migration: webhookQueues },
+  { name: '019_partitions', migration: partitions },
 ];
