@@ -14,6 +14,7 @@ import { fixed, printTable, runScript } from './report';
 import { startServer } from './servers';
 import { primaryCostSettings } from './settings';
 import { productPaths } from './store-requests';
+import { walBytesSince, walPosition } from './wal';
 import { burst, pending, storesWithSubscriptions, undispatched, until } from './webhooks';
 
 /**
@@ -44,16 +45,6 @@ function postgresPids(): number[] {
 }
 
 const primaryCpuUs = () => postgresPids().reduce((sum, pid) => sum + cpuTimeOfTree(pid).total, 0);
-
-async function walPosition(db: Knex): Promise<string> {
-  const { rows } = (await db.raw('select pg_current_wal_insert_lsn()::text as lsn')) as { rows: { lsn: string }[] };
-  return rows[0]?.lsn as string;
-}
-
-async function walBytesSince(db: Knex, from: string): Promise<number> {
-  const { rows } = (await db.raw('select pg_wal_lsn_diff(pg_current_wal_insert_lsn(), ?::pg_lsn)::bigint as bytes', [from])) as { rows: { bytes: number }[] };
-  return Number(rows[0]?.bytes ?? 0);
-}
 
 /** The primary's CPU and WAL over `work`, which does `count` operations. */
 async function costOf(db: Knex, operation: string, count: number, work: () => Promise<void>): Promise<Cost> {
