@@ -17,6 +17,7 @@ import { startServer } from './servers';
 import { primaryCostSettings } from './settings';
 import { type BenchRole, openBenchRole, printStatements, type StatementCost } from './statements';
 import { productPaths } from './store-requests';
+import { walBytesSince, walPosition } from './wal';
 import { burst, pending, storesWithSubscriptions, undispatched, until } from './webhooks';
 
 /**
@@ -65,16 +66,6 @@ const primaryCpuUs = (replica?: number) =>
   postmasters()
     .filter((pid) => pid !== replica)
     .reduce((sum, pid) => sum + cpuTimeOfTree(pid).total, 0);
-
-async function walPosition(db: Knex): Promise<string> {
-  const { rows } = (await db.raw('select pg_current_wal_insert_lsn()::text as lsn')) as { rows: { lsn: string }[] };
-  return rows[0]?.lsn as string;
-}
-
-async function walBytesSince(db: Knex, from: string): Promise<number> {
-  const { rows } = (await db.raw('select pg_wal_lsn_diff(pg_current_wal_insert_lsn(), ?::pg_lsn)::bigint as bytes', [from])) as { rows: { bytes: number }[] };
-  return Number(rows[0]?.bytes ?? 0);
-}
 
 /** The primary's CPU and WAL over `work`, which does `count` operations (and the replica's CPU, given its postmaster). */
 async function costOf(role: BenchRole, operation: string, count: number, work: () => Promise<void>, replica?: number): Promise<Cost> {

@@ -171,3 +171,14 @@ export function primaryCostSettings() {
     replica: process.env.BENCH_REPLICA !== '0',
   };
 }
+
+/** `pnpm bench:partitions`: the rows of each table per simulated day, and the days filled. */
+export function partitionSettings() {
+  const url = databaseUrl();
+  if (!url) throw new Error("BENCH_DATABASE_URL is required: partitions are PostgreSQL's");
+  return {
+    databaseUrl: url,
+    rowsPerDay: numberFromEnv('BENCH_PARTITION_ROWS_PER_DAY', 3_000, { whole: true }),
+    days: numberFromEnv('BENCH_PARTITION_DAYS', 36, { whole: true }),
+  };
+}

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { RateLimiterStoreAbstract } from 'rate-limiter-flexible';
+import type { PartitionUpkeep, TimePartitions } from './partitions';
 import type { ReadReplicas, ReplicaSettings } from './read-routing';
 import type { SqlValue } from './rows';
 import type { Db } from './transactions';
@@ -151,6 +152,11 @@ export interface Engine {
   storedLimiter(db: Knex, options: StoredLimiterOptions): RateLimiterStoreAbstract;
   /** Results kept per key while their version holds (db/version-kept.ts), the least recently used first out. */
   readonly kept: Map<string, KeptResult>;
+  /**
+   * The partitions of the tables kept by time (db/partitions.ts): the days ahead made, those wholly
+   * expired dropped. Nothing where tables are plain (SQLite).
+   */
+  keepPartitions(db: Knex, tables: readonly TimePartitions[], now: number): Promise<PartitionUpkeep[]>;
   /** A second pool on the same database, as another instance of the service would open it. */
   openAgain(): Knex;
   /**

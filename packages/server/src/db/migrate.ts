@@ -31,3 +31,8 @@ export async function pendingMigrations(database: Knex): Promise<string[]> {
 export async function rollbackAll(database: Knex): Promise<void> {
   await database.migrate.rollback({ migrationSource: source }, true);
 }
+
+/** Undoes the latest migration alone (tests of one migration on a database that has rows). */
+export async function rollbackLatest(database: Knex): Promise<void> {
+  await database.migrate.down({ migrationSource: source });
+}

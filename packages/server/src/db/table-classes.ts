@@ -46,11 +46,9 @@ export const TABLE_CLASSES: Readonly<Record<string, ClassifiedTable>> = {
   webhook_subscriptions: { kind: 'store', reason: "webhooks: an installation's subscriptions in its store" },
   webhook_deliveries: { kind: 'store', reason: 'webhooks: what is owed, per event and subscription' },
   webhook_queues: { kind: 'store', reason: "webhooks: each subscription's next due delivery" },
-  webhook_attempts: { kind: 'store', reason: 'webhooks: every attempt made (keyed by migration 019)' },
-  outbox_events: { kind: 'store', reason: "a store's events: the feed and the fan-out's source (keyed by migration 019)" },
-  idempotency_keys: { kind: 'store', reason: "the first answers to an installation's keyed POSTs (keyed by migration 019)" },
-  api_quota_counters: { kind: 'store', reason: "an installation's API quota in the store it calls (keyed by migration 019)" },
-  api_version_usage: { kind: 'store', reason: 'which installation called under which version (keyed by migration 019)' },
+  webhook_attempts: { kind: 'store', reason: 'webhooks: every attempt made (partitioned by day, 0080)' },
+  outbox_events: { kind: 'store', reason: "a store's events: the feed and the fan-out's source (partitioned by day, 0080)" },
+  idempotency_keys: { kind: 'store', reason: "the first answers to an installation's keyed POSTs (partitioned by day, 0080)" },
   replica_read_positions: {
     kind: 'store',
     reason: "read-your-writes on replicas: where an installation's last write ended in the primary's WAL (unlogged: on each shard's own primary)",
@@ -77,6 +75,11 @@ export const TABLE_CLASSES: Readonly<Record<string, ClassifiedTable>> = {
   sign_in_limits: { kind: 'coordinator', reason: "the dashboard's sign-in counters, by email and address" },
   service_keys: { kind: 'coordinator', reason: 'the server secrets every instance shares' },
   sealing_key_check: { kind: 'coordinator', reason: 'one row: the check of the sealing key at start' },
+  api_quota_counters: {
+    kind: 'coordinator',
+    reason: "the quotas: spent in the bearer check's statement beside the token (a routing table), keyed by installation or OAuth client, not by store",
+  },
+  api_version_usage: { kind: 'coordinator', reason: "which installation called under which date version: the operator's record, written once a day per pair" },
   knex_migrations: { kind: 'coordinator', reason: 'the migrations applied (knex)' },
   knex_migrations_lock: { kind: 'coordinator', reason: "knex's migration lock" },
 };

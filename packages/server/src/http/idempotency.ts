@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { ApiError, type ErrorCode, type ErrorExtras, isApiError } from '../core/errors';
 import { isSealed, type Sealer, UnreadableSealedValue } from '../credentials/sealing';
+import { lockForTransaction } from '../db/locks';
 import { inTransaction } from '../db/transactions';
 import type { Deps } from '../services/container';
 import { type ExpiryRule, expiresAtRule } from '../services/housekeeping';
@@ -16,6 +17,8 @@ export const IDEMPOTENCY_LEASE_MS = 60_000;
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 
 export interface IdempotencyScope {
+  /** The installation's store: the table's key leads with it (sharding by store). */
+  storeId: string;
   installationId: string;
   /** The operation's operationId (`products.create`, …). */
   operationId: string;
@@ -43,6 +46,7 @@ export interface IdempotentResponse<T> {
 type StoredOutcome<T> = { kind: 'response'; body: T } | { kind: 'error'; code: ErrorCode; message: string; extras: ErrorExtras };
 
 interface IdempotencyRow {
+  store_id: string;
   id: string;
   request_hash: string;
   state: 'in_progress' | 'completed';
@@ -78,52 +82,66 @@ export function requestHashOf(method: string, path: string, body: unknown): stri
     .digest('hex');
 }
 
-type Claim = { owned: true; id: string; leaseUntil: number } | { owned: false; row: IdempotencyRow };
+/** A row by its whole key (store, id, expiry): on PostgreSQL it is found in one partition's key index. */
+interface KeyRow {
+  readonly store_id: string;
+  readonly id: string;
+  readonly expires_at: number;
+}
+
+/** Our claim on a key: the row's key, and the lease that makes the claim ours until it ends. */
+interface OwnedClaim {
+  readonly row: KeyRow;
+  readonly leaseUntil: number;
+}
+
+type Claim = ({ owned: true } & OwnedClaim) | { owned: false; row: IdempotencyRow };
 
 const inProgress = () => new ApiError('IDEMPOTENCY_KEY_IN_PROGRESS', 'A request with this Idempotency-Key is still being processed; retry later.');
 const reused = () => new ApiError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request; use a new key.');
 
-const MAX_CLAIM_ATTEMPTS = 5;
+const keyOf = (row: KeyRow): KeyRow => ({ store_id: row.store_id, id: row.id, expires_at: row.expires_at });
 
 /**
- * Claims the key with a committed row (the unique index decides between instances), replacing
- * an expired row and taking over an abandoned claim (its lease ran out) by conditional writes.
- * Anyone else gets the row as it stands.
+ * Claims the key, in a transaction that holds a lock on it (db/locks: on PostgreSQL an advisory
+ * lock on the key's hash) while it reads the key's live row and writes its own or takes over an
+ * abandoned claim (its lease ran out). The lock is what keeps a key to one live row: on
+ * PostgreSQL the table is partitioned by `expires_at` (docs/decisions/0080-partitions-by-time.md),
+ * and a unique index cannot span partitions, so two uses a midnight apart would otherwise both
+ * insert. A row past its expiry counts as never used: it is left to housekeeping. Anyone else gets
+ * the live row as it stands.
  */
-async function claim({ db, clock }: Deps, scope: IdempotencyScope): Promise<Claim> {
-  const where = { installation_id: scope.installationId, operation_id: scope.operationId, idempotency_key: scope.key };
-  for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt += 1) {
+function claim({ db, clock }: Deps, scope: IdempotencyScope): Promise<Claim> {
+  return inTransaction(db, async (trx) => {
+    await lockForTransaction(trx, `idempotency-key:${scope.installationId}:${scope.operationId}:${scope.key}`);
     const now = clock.now();
-    const id = randomUUID();
     const leaseUntil = now + IDEMPOTENCY_LEASE_MS;
-    await db('idempotency_keys')
-      .insert({
-        id,
-        ...where,
+    const row: IdempotencyRow | undefined = await trx('idempotency_keys')
+      .where({ store_id: scope.storeId, installation_id: scope.installationId, operation_id: scope.operationId, idempotency_key: scope.key })
+      // Only the live row, which also leaves out the partitions of the days already past.
+      .where('expires_at', '>', now)
+      .first();
+    if (!row) {
+      const made = { store_id: scope.storeId, id: randomUUID(), expires_at: now + IDEMPOTENCY_TTL_MS };
+      await trx('idempotency_keys').insert({
+        ...made,
+        installation_id: scope.installationId,
+        operation_id: scope.operationId,
+        idempotency_key: scope.key,
         request_hash: scope.requestHash,
         state: 'in_progress',
         lease_until: leaseUntil,
         created_at: now,
-        expires_at: now + IDEMPOTENCY_TTL_MS,
-      })
-      .onConflict(['installation_id', 'operation_id', 'idempotency_key'])
-      .ignore();
-    const row = await db<IdempotencyRow>('idempotency_keys').where(where).first();
-    if (!row) continue; // an expired row was deleted between our insert and read: claim again
-    if (row.id === id) return { owned: true, id, leaseUntil };
-    if (row.expires_at <= now) {
-      await db('idempotency_keys').where({ id: row.id, expires_at: row.expires_at }).delete();
-      continue;
+      });
+      return { owned: true, row: made, leaseUntil };
     }
     if (row.request_hash !== scope.requestHash) throw reused();
     if (row.state === 'in_progress' && (row.lease_until ?? 0) <= now) {
-      const taken = await db('idempotency_keys').where({ id: row.id, state: 'in_progress', lease_until: row.lease_until }).update({ lease_until: leaseUntil });
-      if (taken === 1) return { owned: true, id: row.id, leaseUntil };
-      continue;
+      await trx('idempotency_keys').where(keyOf(row)).update({ lease_until: leaseUntil });
+      return { owned: true, row: keyOf(row), leaseUntil };
     }
     return { owned: false, row };
-  }
-  throw inProgress();
+  });
 }
 
 /**
@@ -168,19 +186,18 @@ export type IdempotencyDeps = Deps & { readonly sealer?: Sealer };
 async function complete(
   sealer: Sealer | undefined,
   db: Knex | Knex.Transaction,
-  id: string,
-  leaseUntil: number,
+  { row, leaseUntil }: OwnedClaim,
   status: number,
   headers: Record<string, string>,
   outcome: StoredOutcome<unknown>,
 ): Promise<boolean> {
   const updated = await db('idempotency_keys')
-    .where({ id, state: 'in_progress', lease_until: leaseUntil })
+    .where({ ...keyOf(row), state: 'in_progress', lease_until: leaseUntil })
     .update({
       state: 'completed',
       response_status: status,
       response_headers: JSON.stringify(headers),
-      response_body: storedOutcomeText(sealer, id, outcome),
+      response_body: storedOutcomeText(sealer, row.id, outcome),
       lease_until: null,
     });
   return updated === 1;
@@ -240,7 +257,7 @@ export async function runIdempotently<T>(
     if (claimed.row.state === 'in_progress') throw inProgress();
     return replay<T>(deps.sealer, claimed.row);
   }
-  const { id, leaseUntil } = claimed;
+  const owned: OwnedClaim = claimed;
   // Outside a transaction the work's writes commit as they go, and the answer is stored after them.
   const within = <R>(run: (db: Knex.Transaction) => Promise<R>): Promise<R> => (transactional ? inTransaction(deps.db, run) : run(deps.db as Knex.Transaction)); // the second overload's work takes either
   try {
@@ -248,7 +265,7 @@ export async function runIdempotently<T>(
       const response = await work(trx);
       const headers = { ...(response.headers ?? {}) };
       const outcome: StoredOutcome<T> = { kind: 'response', body: JSON.parse(JSON.stringify(response.body ?? null)) as T };
-      if (!(await complete(deps.sealer, trx, id, leaseUntil, response.status, headers, outcome))) throw new ClaimLost();
+      if (!(await complete(deps.sealer, trx, owned, response.status, headers, outcome))) throw new ClaimLost();
       return { status: response.status, body: outcome.body, headers, replayed: false };
     });
   } catch (error) {
@@ -256,24 +273,23 @@ export async function runIdempotently<T>(
     if (isApiError(error)) {
       // The work's changes were rolled back; its answer is the key's outcome from now on.
       const { code, message, extras, status } = error;
-      await complete(
-        deps.sealer,
-        deps.db,
-        id,
-        leaseUntil,
-        status,
-        {},
-        { kind: 'error', code, message, extras: JSON.parse(JSON.stringify(extras)) as ErrorExtras },
-      );
+      await complete(deps.sealer, deps.db, owned, status, {}, { kind: 'error', code, message, extras: JSON.parse(JSON.stringify(extras)) as ErrorExtras });
       throw error;
     }
-    await deps.db('idempotency_keys').where({ id, state: 'in_progress', lease_until: leaseUntil }).delete();
+    await deps
+      .db('idempotency_keys')
+      .where({ ...keyOf(owned.row), state: 'in_progress', lease_until: owned.leaseUntil })
+      .delete();
     throw error;
   }
 }
 
 /** A key past its 24 hours already counts as never used (`claim` replaces its row): nothing reads it again. */
-export const idempotencyKeysExpiry: ExpiryRule = expiresAtRule('idempotency_keys', 'id');
+export const idempotencyKeysExpiry: ExpiryRule = {
+  ...expiresAtRule('idempotency_keys', ['store_id', 'id', 'expires_at']),
+  // A day's partition goes whole once its last key has expired (db/partitions.ts).
+  partitions: { column: 'expires_at', cutoff: (now) => now },
+};
 
 /** The stored answers, for `svc secrets reseal`: an expired one is never replayed, so it is left to housekeeping. */
 export const idempotentAnswersSealed: SealedColumn = {

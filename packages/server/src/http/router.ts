@@ -173,6 +173,7 @@ async function execute(
   const { operation, principal, services } = context;
   if (!operation.requiresIdempotencyKey || !principal) return handler(context);
   const scope = {
+    storeId: principal.storeId,
     installationId: principal.installationId,
     operationId: operation.operationId,
     key: String(req.headers['idempotency-key']),

@@ -41,12 +41,17 @@ export async function runHousekeeping(deps: Deps, limits: SweepLimits = SWEEP_LI
 /** How often the server runs housekeeping. */
 export const HOUSEKEEPING_EVERY_MS = 10 * 60 * 1000;
 
-/** `deleted 3 idempotency_keys, 1 dashboard_sessions (more remain in idempotency_keys)`, or undefined when nothing was deleted. */
+/**
+ * `deleted 3 idempotency_keys, 1 dashboard_sessions (more remain in idempotency_keys)` (with `and
+ * 2 of its partitions` after a table whose whole days were dropped), or undefined when nothing was deleted.
+ */
 export function describeSweeps(sweeps: readonly TableSweep[]): string | undefined {
-  const deleted = sweeps.filter((sweep) => sweep.deleted > 0);
+  const deleted = sweeps.filter((sweep) => sweep.deleted > 0 || (sweep.partitionsDropped ?? 0) > 0);
   if (deleted.length === 0) return undefined;
   const capped = sweeps.filter((sweep) => sweep.capped).map((sweep) => sweep.table);
-  const counts = deleted.map((sweep) => `${sweep.deleted} ${sweep.table}`).join(', ');
+  const counts = deleted
+    .map((sweep) => `${sweep.deleted} ${sweep.table}${sweep.partitionsDropped ? ` and ${sweep.partitionsDropped} of its partitions` : ''}`)
+    .join(', ');
   return `deleted ${counts}${capped.length > 0 ? ` (more remain in ${capped.join(', ')})` : ''}`;
 }
 

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Clock } from '../core/clock';
+import { keepPartitions, type TimePartitions } from '../db/partitions';
 
 /**
  * When the rows of one table are no longer needed. Each rule sits beside the code that writes its
@@ -12,7 +13,18 @@ export interface ExpiryRule {
   readonly key: string | readonly string[];
   /** Narrows a select on the table to the rows that nothing needs any more at `now`. */
   readonly expired: (rows: Knex.QueryBuilder, now: number, db: Knex) => Knex.QueryBuilder;
+  /**
+   * The table is kept in partitions by day on this column where the database has them
+   * (PostgreSQL, migration 019): a partition whose rows are all at or before `cutoff` (and none
+   * `kept`) is dropped whole before the row sweep, which deletes the rest by `expired`. The cutoff
+   * must agree with `expired`: every row at or before it has expired.
+   */
+  readonly partitions?: Omit<TimePartitions, 'table'>;
 }
+
+/** The partitioned tables among the rules, as db/partitions.ts takes them. */
+export const partitionedTables = (rules: readonly ExpiryRule[]): TimePartitions[] =>
+  rules.flatMap((rule) => (rule.partitions ? [{ table: rule.table, ...rule.partitions }] : []));
 
 /**
  * Codes, launch tokens and consent requests are kept this long past their expiry although nothing
@@ -21,7 +33,7 @@ export interface ExpiryRule {
 export const LATE_USE_EXPLAINED_MS = 24 * 60 * 60 * 1000;
 
 /** The rule of a table whose rows are dead once `expires_at` has passed (plus `graceMs`). */
-export const expiresAtRule = (table: string, key: string, graceMs = 0): ExpiryRule => ({
+export const expiresAtRule = (table: string, key: ExpiryRule['key'], graceMs = 0): ExpiryRule => ({
   table,
   key,
   expired: (rows, now) => rows.where('expires_at', '<=', now - graceMs),
@@ -48,6 +60,8 @@ export interface TableSweep {
   readonly statements: number;
   /** The run stopped at `maxRowsPerTable`: expired rows may remain for the next run. */
   readonly capped: boolean;
+  /** Partitions dropped whole before the row sweep (PostgreSQL: db/partitions.ts). */
+  readonly partitionsDropped?: number;
 }
 
 /** Deletes one table's expired rows, a batch per statement, until none is left or the cap is reached. */
@@ -68,7 +82,8 @@ async function sweepTable(db: Knex, rule: ExpiryRule, now: number, limits: Sweep
 }
 
 /**
- * Deletes what every rule says has expired, table by table, each statement its own transaction,
+ * Deletes what every rule says has expired, table by table (on PostgreSQL the partitioned tables'
+ * whole days first, and their days ahead made: db/partitions.ts), each statement its own transaction,
  * so that requests are served between batches even on SQLite's single connection. `now` is read
  * once: a run judges every row against the same instant. (It takes the db and clock of `Deps`
  * without naming it: services.ts imports the rate limiter, whose rule is an ExpiryRule.)
@@ -79,7 +94,13 @@ export async function deleteExpired(
   limits: SweepLimits = SWEEP_LIMITS,
 ): Promise<TableSweep[]> {
   const now = clock.now();
+  // Whole partitions first: the row sweep then finds only the rows of days partly expired.
+  const upkeeps = await keepPartitions(db, partitionedTables(rules), now);
   const sweeps: TableSweep[] = [];
-  for (const rule of rules) sweeps.push(await sweepTable(db, rule, now, limits));
+  for (const rule of rules) {
+    const sweep = await sweepTable(db, rule, now, limits);
+    const dropped = upkeeps.find((upkeep) => upkeep.table === rule.table)?.dropped.length ?? 0;
+    sweeps.push(dropped > 0 ? { ...sweep, partitionsDropped: dropped } : sweep);
+  }
   return sweeps;
 }

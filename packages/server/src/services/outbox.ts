@@ -109,6 +109,8 @@ export const OUTBOX_KEPT_MS = 30 * 24 * 60 * 60 * 1000;
 
 export const outboxEventsExpiry: ExpiryRule = {
   table: 'outbox_events',
-  key: 'id',
+  key: ['store_id', 'id', 'occurred_at'],
+  // A day's partition goes whole once 30 days old, unless an event of it still waits for its fan-out (db/partitions.ts).
+  partitions: { column: 'occurred_at', cutoff: (now) => now - OUTBOX_KEPT_MS, kept: (rows) => rows.whereNull('dispatched_at') },
   expired: (rows, now) => rows.whereNotNull('dispatched_at').where('occurred_at', '<=', now - OUTBOX_KEPT_MS),
 };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { migrateToLatest, rollbackAll } from '../../src/db/migrate';
+import { migrateToLatest, rollbackAll, rollbackLatest } from '../../src/db/migrate';
 import { brokenUniqueIndex } from '../../src/db/transactions';
 import { testDatabases } from '../support/databases';
 
@@ -50,6 +50,75 @@ const TABLES = [
   'webhook_queues',
 ];
 
+const attemptRow = (subscriptionId: string, at: number) => ({
+  id: randomUUID(),
+  subscription_id: subscriptionId,
+  delivery_id: 1,
+  event_id: randomUUID(),
+  event_type: 'product.created',
+  attempt: 1,
+  outcome: 'succeeded',
+  response_status: 200,
+  latency_ms: 5,
+  attempted_at: at,
+});
+
+/** Rows of every table 019 changes, as the release before it wrote them; answers the subscription's id. */
+async function rowsBefore019(database: Knex, storeId: string, installationId: string, now: number): Promise<string> {
+  const appId = randomUUID();
+  await database('apps').insert({ id: appId, name: 'Partitions', created_at: now });
+  const versionId = randomUUID();
+  await database('app_versions').insert({
+    id: versionId,
+    app_id: appId,
+    number: 1,
+    redirect_urls: '[]',
+    launch_url: 'https://example.com/launch',
+    required_scopes: '[]',
+    optional_scopes: '[]',
+    created_at: now,
+  });
+  await database('installations').insert({
+    id: installationId,
+    store_id: storeId,
+    app_id: appId,
+    version_id: versionId,
+    granted_scopes: '[]',
+    status: 'installed',
+    installed_at: now,
+  });
+  const subscriptionId = randomUUID();
+  await database('webhook_subscriptions').insert({
+    id: subscriptionId,
+    store_id: storeId,
+    installation_id: installationId,
+    endpoint_url: 'https://example.com/hooks',
+    event_types: '[]',
+    payload_version: 1,
+    state: 'active',
+    secret_generation: 1,
+    secret_sealed: 'x',
+    issued_scopes: '[]',
+    created_at: now,
+    updated_at: now,
+  });
+  for (const at of [now - 1000, now]) {
+    await database('outbox_events').insert({ id: randomUUID(), store_id: storeId, type: 'product.created', payload: '{}', occurred_at: at });
+  }
+  await database('webhook_attempts').insert(attemptRow(subscriptionId, now));
+  await database('idempotency_keys').insert({
+    id: randomUUID(),
+    installation_id: installationId,
+    operation_id: 'products.create',
+    idempotency_key: 'k-1',
+    request_hash: 'h',
+    state: 'completed',
+    created_at: now,
+    expires_at: now + 24 * 60 * 60 * 1000,
+  });
+  return subscriptionId;
+}
+
 describe.each(testDatabases())('schema on $name', (testDatabase) => {
   let database: Knex;
   beforeAll(async () => {
@@ -77,6 +146,7 @@ describe.each(testDatabases())('schema on $name', (testDatabase) => {
       '016_sync_indexes',
       '017_webhook_queues',
       '018_store_keys',
+      '019_partitions',
       '020_read_positions',
     ]);
     for (const table of TABLES) expect(await database.schema.hasTable(table)).toBe(true);
@@ -102,6 +172,50 @@ describe.each(testDatabases())('schema on $name', (testDatabase) => {
     expect(brokenUniqueIndex(new Error('UNIQUE constraint failed: stores.domain'))).toBeUndefined();
     const [stored] = await database('stores').where({ domain: store.domain }).count({ n: '*' });
     expect(Number(stored?.n)).toBe(1);
+  });
+
+  it('019 keeps the rows of a database that has them, fills store_id, and partitions the tables on PostgreSQL', async () => {
+    await rollbackLatest(database); // 020
+    await rollbackLatest(database); // 019
+    const storeId = (await database('stores').first('id')).id as string;
+    const installation = { id: randomUUID(), store_id: storeId };
+    const now = Date.now();
+    const subscriptionId = await rowsBefore019(database, storeId, installation.id, now);
+    expect(await migrateToLatest(database)).toEqual(['019_partitions', '020_read_positions']);
+
+    expect(Number((await database('outbox_events').where({ store_id: storeId }).count({ n: '*' }))[0]?.n)).toBe(2);
+    expect(await database('webhook_attempts').where({ subscription_id: subscriptionId }).select('store_id')).toEqual([{ store_id: storeId }]);
+    expect(await database('idempotency_keys').where({ idempotency_key: 'k-1' }).select('store_id')).toEqual([{ store_id: storeId }]);
+    if (testDatabase.name === 'postgres') {
+      // The old rows are the legacy partition's; a row of a later day lands in that day's partition.
+      const where = async (table: string) =>
+        (await database.raw<{ rows: { partition: string }[] }>('select distinct tableoid::regclass::text as partition from ??', [table])).rows.map(
+          (row) => row.partition,
+        );
+      expect(await where('outbox_events')).toEqual([expect.stringMatching(/outbox_events_p_legacy$/)]);
+      expect(await where('webhook_attempts')).toEqual([expect.stringMatching(/webhook_attempts_p_legacy$/)]);
+      const later = now + 3 * 24 * 60 * 60 * 1000;
+      await database('outbox_events').insert({ id: randomUUID(), store_id: storeId, type: 'product.created', payload: '{}', occurred_at: later });
+      const day = new Date(later).toISOString().slice(0, 10).replace(/-/g, '');
+      expect(await where('outbox_events')).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`outbox_events_p${day}$`))]));
+      const key = await database.raw<{ rows: { definition: string }[] }>(
+        "select pg_get_constraintdef(oid) as definition from pg_constraint where conrelid = to_regclass('outbox_events') and contype = 'p'",
+      );
+      expect(key.rows[0]?.definition).toBe('PRIMARY KEY (store_id, id, occurred_at)');
+      // A writer of the previous release, which gives no store_id, still writes: the trigger fills it.
+      await database('webhook_attempts').insert({ ...attemptRow(subscriptionId, now), id: randomUUID() });
+      expect(Number((await database('webhook_attempts').whereNull('store_id').count({ n: '*' }))[0]?.n)).toBe(0);
+    }
+
+    await rollbackLatest(database); // 020
+    await rollbackLatest(database); // 019
+    expect(Number((await database('outbox_events').where({ store_id: storeId }).count({ n: '*' }))[0]?.n)).toBeGreaterThanOrEqual(2);
+    expect(await database.schema.hasColumn('webhook_attempts', 'store_id')).toBe(false);
+    expect(await database('idempotency_keys').where({ idempotency_key: 'k-1' }).select('state')).toEqual([{ state: 'completed' }]);
+    expect(await migrateToLatest(database)).toEqual(['019_partitions', '020_read_positions']);
+    // Gone again, so that the last test rolls back an empty schema.
+    for (const table of ['webhook_attempts', 'idempotency_keys', 'outbox_events', 'webhook_subscriptions', 'installations', 'app_versions', 'apps'])
+      await database(table).delete();
   });
 
   it('rolls every table back', async () => {

@@ -30,6 +30,10 @@ const ACROSS_STORES: ReadonlyArray<{ readonly marker: RegExp; readonly why: stri
     marker: /from webhook_queues w\s+join webhook_subscriptions s/,
     why: "the dispatcher's claim takes the due queues of every store, oldest first (one worker pool serves all stores)",
   },
+  {
+    marker: /from "outbox_events" where "dispatched_at" is null order by "occurred_at" asc, "id" asc limit \$1 for update skip locked/,
+    why: 'the fan-out takes the oldest events not yet fanned out, of every store (one job for the whole outbox)',
+  },
 ];
 
 /** Where the server keeps pg_stat_statements' view (the schema its extension was created in), or why it has none. */

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { ManualClock } from '../../src/core/clock';
 import { ApiError } from '../../src/core/errors';
+import { DAY_MS, dayOf } from '../../src/db/partitions';
 import {
   IDEMPOTENCY_LEASE_MS,
   IDEMPOTENCY_TTL_MS,
@@ -27,7 +28,7 @@ const hashOf = (body: object) => requestHashOf('POST', PATH, body);
 
 /** A fresh key of a fresh installation for `products.create` with the body `{name}`. */
 function freshScope(name = 'Oud Royal'): IdempotencyScope {
-  return { installationId: randomUUID(), operationId: 'products.create', key: randomUUID(), requestHash: hashOf({ name }) };
+  return { storeId: randomUUID(), installationId: randomUUID(), operationId: 'products.create', key: randomUUID(), requestHash: hashOf({ name }) };
 }
 
 /** The work of a create: records its effect (a row of the scratch table) and answers 201 with an ETag. */
@@ -185,6 +186,21 @@ describe.each(testDatabases())('Idempotency-Key on $name', (testDatabase) => {
     }
   });
 
+  it('keeps a key to one live row across midnight, for concurrent requests of two instances on either side of it', async () => {
+    // On PostgreSQL the two sides' rows would fall in two partitions (by expires_at), where no unique index reaches.
+    const midnight = dayOf(Date.now()) + DAY_MS;
+    const before = depsAt(new ManualClock(midnight - 1));
+    const after: Deps = { db: anotherInstance(db), clock: new ManualClock(midnight + 1) };
+    const scope = freshScope();
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 40 }, (_, index) => runIdempotently(index % 2 === 0 ? before : after, scope, create(scope))),
+    );
+    expect(await effectsOf(scope)).toBe(1);
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled' && !outcome.value.replayed)).toHaveLength(1);
+    expect(await db('idempotency_keys').where({ idempotency_key: scope.key }).select('store_id')).toEqual([{ store_id: scope.storeId }]);
+    expect(await runIdempotently(after, scope, create(scope))).toMatchObject({ status: 201, replayed: true });
+  });
+
   it('stores an ApiError outcome and throws the same error again on a repeat, without running the work again', async () => {
     const deps = depsAt();
     const scope = freshScope();
@@ -248,6 +264,7 @@ describe.each(testDatabases())('Idempotency-Key on $name', (testDatabase) => {
     const clock = new ManualClock();
     const scope = freshScope();
     await db('idempotency_keys').insert({
+      store_id: scope.storeId,
       id: randomUUID(),
       installation_id: scope.installationId,
       operation_id: scope.operationId,

@@ -63,7 +63,13 @@ describe.each(testDatabases())('housekeeping on $name', (testDatabase) => {
   }
 
   describe('idempotency keys', () => {
-    const scope = () => ({ installationId: randomUUID(), operationId: 'products.create', key: randomUUID(), requestHash: requestHashOf('POST', '/p', {}) });
+    const scope = () => ({
+      storeId: randomUUID(),
+      installationId: randomUUID(),
+      operationId: 'products.create',
+      key: randomUUID(),
+      requestHash: requestHashOf('POST', '/p', {}),
+    });
     const work = async () => ({ status: 201, body: {} });
 
     it('are kept for their 24 hours and deleted when they end', async () => {

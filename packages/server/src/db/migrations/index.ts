@@ -17,6 +17,7 @@ import * as eventFeed from './015_event_feed';
 import * as syncIndexes from './016_sync_indexes';
 import * as webhookQueues from './017_webhook_queues';
 import * as storeKeys from './018_store_keys';
+import * as partitions from './019_partitions';
 import * as readPositions from './020_read_positions';
 
 /** Every migration in order. Listed in code (not read from disk) so tsx, jest and builds agree. */
@@ -39,5 +40,6 @@ export const migrations: ReadonlyArray<{ name: string; migration: Knex.Migration
   { name: '016_sync_indexes', migration: syncIndexes },
   { name: '017_webhook_queues', migration: webhookQueues },
   { name: '018_store_keys', migration: storeKeys },
+  { name: '019_partitions', migration: partitions },
   { name: '020_read_positions', migration: readPositions },
 ];

@@ -10,6 +10,7 @@ import { libraryStoreOptions } from '../stored-limiters';
 import { disposeOf, type PgPooledClient } from './internals';
 import { holdLeadership, withAdvisoryLock } from './locks';
 import { postgresAnnouncer, postgresListener } from './notifications';
+import { keepPostgresPartitions } from './partitions';
 import { PreparedStatements } from './prepared-statements';
 import { postgresQuotaCounters } from './quota-counters';
 import { postgresReplicas } from './replicas';
@@ -132,6 +133,8 @@ class PostgresEngine implements Engine {
   skippingLocked<Query extends Knex.QueryBuilder>(query: Query): Query {
     return query.forUpdate().skipLocked() as Query;
   }
+
+  readonly keepPartitions = keepPostgresPartitions;
 
   async lockForTransaction(trx: Knex.Transaction, key: string): Promise<void> {
     await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [key]);

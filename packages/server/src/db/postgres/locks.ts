@@ -16,12 +16,29 @@ const SVC = 0x737663;
  * transaction pooler, which would hand the session's later statements to another server
  * connection), so `work` may use the pool (Knex runs each migration in a transaction of its own).
  */
+/** How often a process waiting for a lock between processes asks again. */
+const LOCK_POLL_MS = 100;
+
+/**
+ * Takes the lock by asking again until it is free, rather than with one `pg_advisory_lock` that
+ * waits: a statement waiting holds a snapshot for as long as it waits, and a migration's CREATE
+ * INDEX CONCURRENTLY (019) waits for every such snapshot, so instances starting beside the one that
+ * migrates would wait on it while it waits on them, for ever.
+ */
+async function takeInTurn(client: pg.Client, key: number): Promise<void> {
+  for (;;) {
+    const { rows } = await client.query<{ locked: boolean }>('select pg_try_advisory_lock($1, $2) as locked', [SVC, key]);
+    if (rows[0]?.locked) return;
+    await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
+  }
+}
+
 export async function withAdvisoryLock<T>(session: pg.ClientConfig, lock: AdvisoryLock, work: () => Promise<T>): Promise<T> {
   const client = new pg.Client(session);
   client.on('error', () => undefined); // a lost session ends the lock; `work`'s own statements report the failure
   await client.connect();
   try {
-    await client.query('select pg_advisory_lock($1, $2)', [SVC, LOCK_KEYS[lock]]);
+    await takeInTurn(client, LOCK_KEYS[lock]);
     try {
       return await work();
     } finally {

@@ -109,6 +109,11 @@ class SqliteEngine implements Engine {
 
   async lockForTransaction(): Promise<void> {}
 
+  /** Plain tables: expiry is the row sweep alone. */
+  async keepPartitions(): Promise<[]> {
+    return [];
+  }
+
   readonly pauseBetweenBatches = () => new Promise<void>((resolve) => setTimeout(resolve, WRITER_PAUSE_MS));
 
   withAdvisoryLock<T>(_lock: unknown, work: () => Promise<T>): Promise<T> {

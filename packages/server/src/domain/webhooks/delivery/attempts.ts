@@ -32,6 +32,8 @@ export interface DeliveryDeps extends Deps {
 /** The attempt as the spec shows it. */
 export interface AttemptRecord {
   id: string;
+  /** The subscription's store: the table's key leads with it (sharding by store). */
+  store_id: string;
   subscription_id: string;
   delivery_id: number | null;
   event_id: string;
@@ -47,7 +49,7 @@ export interface AttemptRecord {
 const MAX_LATENCY_MS = 60_000;
 
 export function attemptRecord(
-  subscriptionId: string,
+  subscription: Pick<SubscriptionRow, 'id' | 'store_id'>,
   deliveryId: number | null,
   eventId: string,
   eventType: string,
@@ -60,7 +62,8 @@ export function attemptRecord(
   const error = 'error' in outcome ? outcome.error : succeeded ? null : `The endpoint answered ${status}.`;
   return {
     id: randomUUID(),
-    subscription_id: subscriptionId,
+    store_id: subscription.store_id,
+    subscription_id: subscription.id,
     delivery_id: deliveryId,
     event_id: eventId,
     event_type: eventType,
@@ -140,7 +143,7 @@ export async function attemptDelivery(deps: DeliveryDeps, claimed: ClaimedDelive
     eventVersionOf(claimed.subscription.api_version, deps.clock.now(), deps.apiVersions),
   );
   const { outcome, at } = await send(deps, claimed.subscription, claimed.eventId, body, claimed);
-  const record = attemptRecord(claimed.subscription.id, claimed.id, claimed.eventId, claimed.eventType, claimed.attempts + 1, outcome, at);
+  const record = attemptRecord(claimed.subscription, claimed.id, claimed.eventId, claimed.eventType, claimed.attempts + 1, outcome, at);
   if (!('status' in outcome)) return { claimed, record, status: null };
   return outcome.retryAfterMs === undefined
     ? { claimed, record, status: outcome.status }
@@ -300,7 +303,9 @@ export const webhookDeliveriesExpiry: ExpiryRule = {
  */
 export const webhookAttemptsExpiry: ExpiryRule = {
   table: 'webhook_attempts',
-  key: 'id',
+  key: ['store_id', 'id', 'attempted_at'],
+  // A day's partition goes whole once the last of its attempts is 30 days old (db/partitions.ts).
+  partitions: { column: 'attempted_at', cutoff: (now) => now - OUTBOX_KEPT_MS },
   expired: (rows, now, db) =>
     rows.where((expired) =>
       expired.where('attempted_at', '<=', now - OUTBOX_KEPT_MS).orWhereIn(

@@ -212,7 +212,7 @@ async function claimOnPostgres(
      claimed as (
        update webhook_deliveries d set claimed_until = :until, claim_token = :token
        from picked where d.id = picked.id
-       returning d.id, d.subscription_id, d.event_id, d.event_type, d.attempts
+       returning d.id, d.subscription_id, d.event_id, d.event_type, d.event_occurred_at, d.attempts
      ),
      moved as (
        update webhook_queues w set next_due_at = case
@@ -236,7 +236,7 @@ async function claimOnPostgres(
      select ${CLAIMED_COLUMNS.join(', ')} from claimed d
      join webhook_subscriptions s on s.id = d.subscription_id
      join installations i on i.id = s.installation_id
-     left join outbox_events o on o.id = d.event_id
+     left join outbox_events o on ${EVENT_OF_DELIVERY}
      order by d.id`,
     bindings,
   );
@@ -314,12 +314,19 @@ async function claimOnSqlite(db: Db, limits: ClaimLimits, now: number, until: nu
   return db('webhook_deliveries as d')
     .join('webhook_subscriptions as s', 's.id', 'd.subscription_id')
     .join('installations as i', 'i.id', 's.installation_id')
-    .leftJoin('outbox_events as o', 'o.id', 'd.event_id')
+    .leftJoin('outbox_events as o', (join) => join.on(db.raw(EVENT_OF_DELIVERY)))
     .where('d.claim_token', token)
     .whereIn('d.id', ids)
     .orderBy('d.id')
     .select<ClaimedRow[]>(...CLAIMED_COLUMNS);
 }
+
+/**
+ * A delivery's event by its whole key (store, id, time), not its id alone: the outbox is
+ * partitioned by `occurred_at` (db/partitions.ts), and the delivery's copy of it takes the lookup
+ * to one partition's key index instead of one probe per partition.
+ */
+const EVENT_OF_DELIVERY = 'o.store_id = s.store_id and o.id = d.event_id and o.occurred_at = d.event_occurred_at';
 
 /** One statement on PostgreSQL, a few in one transaction on SQLite (the claim's doc above). */
 const CLAIMS: PerEngine<Claiming> = {

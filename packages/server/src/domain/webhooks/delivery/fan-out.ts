@@ -62,7 +62,7 @@ export async function fanOut({ db, clock }: Deps, batch = FAN_OUT_BATCH): Promis
     const now = clock.now();
     const subscriptions = await trx<FanOutSubscription>('webhook_subscriptions as s')
       .join('installations as i', 'i.id', 's.installation_id')
-      .whereIn('s.store_id', [...new Set(events.map((event) => event.store_id))])
+      .whereIn('s.store_id', distinct(events.map((event) => event.store_id)))
       .where('s.state', 'active')
       .select('s.id', 's.store_id', 's.installation_id', 's.event_types', 'i.status as installation_status', 'i.granted_scopes');
     const deliveries = events.flatMap((event) =>
@@ -79,15 +79,20 @@ export async function fanOut({ db, clock }: Deps, batch = FAN_OUT_BATCH): Promis
         .map((subscription) => ({ subscriptionId: subscription.id, storeId: subscription.store_id })),
       now,
     );
+    // By the whole key, so that each event is found in its partition's key index (db/partitions.ts).
     await trx('outbox_events')
+      .whereIn('store_id', distinct(events.map((event) => event.store_id)))
       .whereIn(
         'id',
         events.map((event) => event.id),
       )
+      .whereIn('occurred_at', distinct(events.map((event) => Number(event.occurred_at))))
       .update({ dispatched_at: now });
     return { events: events.length, deliveries: deliveries.length };
   });
 }
+
+const distinct = <T>(values: readonly T[]): T[] => [...new Set(values)];
 
 /** A delivery of the event to the subscription, due now; it keeps the event's time, by which the delivery log walks and deliveries expire. */
 const newDelivery = (subscription: Pick<FanOutSubscription, 'id' | 'store_id'>, event: OutboxEventRow, now: number) => ({

@@ -26,7 +26,7 @@ export async function sendTestEvent(deps: DeliveryDeps, db: Db, subscription: Su
     api_version: eventVersionOf(subscription.api_version, now, deps.apiVersions),
   });
   const { outcome, at } = await send(deps, subscription, eventId, body);
-  const record = attemptRecord(subscription.id, null, eventId, 'webhook.test', 1, outcome, at);
+  const record = attemptRecord(subscription, null, eventId, 'webhook.test', 1, outcome, at);
   await db('webhook_attempts').insert(record);
   if ('status' in outcome && outcome.status === 410) await markRevoked(db, subscription, deps.clock.now());
   return viewOfAttempt(record);

@@ -1,6 +1,7 @@
 import type { components } from '@svc/contract';
 import type { Knex } from 'knex';
 import { ApiError } from '../../../core/errors';
+import { uuidV7Time } from '../../../core/ids';
 import { parseDateTimeFilter } from '../../../core/instants';
 import { boundAfter, type KeysetAfter, keysetPage, type ListRequest, NEWEST_FIRST, type Page, walkOrder } from '../../../core/paging';
 import type { Db } from '../../../db/transactions';
@@ -118,6 +119,17 @@ export function listEvents(db: Db, reader: EventReader, filters: EventFilters, r
   return keysetPage(request, scope, NEWEST_FIRST, read, (rows) => rows.map((row) => viewOf(reader, row)));
 }
 
+/**
+ * An event's lookup by id narrowed to the instant its UUIDv7 carries, which is its `occurred_at`
+ * (services/outbox.ts): on PostgreSQL the outbox is partitioned by that column, and the condition
+ * takes the lookup to one partition. Ids of another version (events written before UUIDv7 ids) are
+ * looked up in every partition.
+ */
+function withTimeOf(query: Knex.QueryBuilder, id: string): Knex.QueryBuilder {
+  const at = uuidV7Time(id);
+  return at === undefined ? query : query.where('occurred_at', at);
+}
+
 const eventNotFound = () => new ApiError('NOT_FOUND', 'No event with this id in this store.');
 
 /**
@@ -129,9 +141,13 @@ const eventNotFound = () => new ApiError('NOT_FOUND', 'No event with this id in 
 export async function getEvent(db: Db, reader: EventReader, id: string): Promise<Event> {
   if (!isPlainUuid(id)) throw eventNotFound();
   if (expiredById(id, reader.now)) throw eventExpired();
-  const row: StoredEventRow | undefined = await db('outbox_events')
-    .where({ id, store_id: reader.storeId })
-    .first('id', 'type', 'payload', 'occurred_at', 'installation_id');
+  const row: StoredEventRow | undefined = await withTimeOf(db('outbox_events').where({ id, store_id: reader.storeId }), id).first(
+    'id',
+    'type',
+    'payload',
+    'occurred_at',
+    'installation_id',
+  );
   if (!row || !mayRead(reader, row)) throw eventNotFound();
   if (isPastRetention(Number(row.occurred_at), reader.now)) throw eventExpired();
   return viewOf(reader, row);

@@ -111,11 +111,15 @@ async function entriesOf(db: Db, storeId: string, subscriptionId: string, eventI
     .whereIn('event_id', eventIds)
     .orderBy('id')
     .select('id', 'event_id', 'event_type', 'event_occurred_at', 'kind', 'state', 'attempts', 'next_attempt_at', 'created_at', 'finished_at');
+  if (deliveries.length === 0) return [];
   const attempts = await db<AttemptRow>('webhook_attempts')
+    .where('store_id', storeId)
     .whereIn(
       'delivery_id',
       deliveries.map((delivery) => delivery.id),
     )
+    // No attempt precedes its delivery: on PostgreSQL this leaves out the partitions of the days before them (db/partitions.ts).
+    .where('attempted_at', '>=', Math.min(...deliveries.map((delivery) => Number(delivery.created_at))))
     .orderBy([{ column: 'attempted_at' }, { column: 'delivery_id' }, { column: 'attempt' }])
     .select('id', 'delivery_id', 'attempt', 'outcome', 'response_status', 'latency_ms', 'error', 'attempted_at');
   const eventOf = new Map(deliveries.map((delivery) => [String(delivery.id), delivery.event_id]));
