@@ -10,7 +10,7 @@ import { createDispatcher } from '../../packages/server/src/jobs/webhook-dispatc
 import { simulateStore } from '../../packages/server/src/seeds/simulation/run';
 import { createServices, type Services } from '../../packages/server/src/services/container';
 import { type RunningReplica, startReplica } from '../../packages/server/test/support/replica';
-import { createBenchStore, installBenchApp, type Knex } from './fixtures';
+import { createBenchStore, installBenchApp } from './fixtures';
 import { cpuTimeOfTree, machineCpu, parentOf } from './proc';
 import { fixed, printTable, runScript } from './report';
 import { startServer } from './servers';
