@@ -1,6 +1,5 @@
 import type { Knex } from 'knex';
 import type { RateLimiterStoreAbstract } from 'rate-limiter-flexible';
-import type { PartitionUpkeep, TimePartitions } from './partitions';
 import type { ReadReplicas, ReplicaSettings } from './read-routing';
 import type { SqlValue } from './rows';
 import type { Db } from './transactions';
@@ -107,6 +106,29 @@ export interface QuotaCounters {
    * (docs/decisions/0066-postgresql-read-path.md). Undefined where a spend costs no statement.
    */
   readonly folding: FoldedSpendSql | undefined;
+}
+
+/** A table kept in partitions by time (db/partitions.ts, docs/decisions/0080-partitions-by-time.md). */
+export interface TimePartitions {
+  readonly table: string;
+  /** The partition key: epoch milliseconds, never null. */
+  readonly column: string;
+  /** Every row whose `column` is at most this has expired at `now` (the table's expiry rule says the same). */
+  readonly cutoff: (now: number) => number;
+  /**
+   * Rows the expiry rule keeps although their time has passed (events not fanned out yet): a
+   * partition holding one is not dropped, and its other rows are deleted one by one.
+   */
+  readonly kept?: (rows: Knex.QueryBuilder) => Knex.QueryBuilder;
+}
+
+/** What one upkeep did to a table's partitions, by name. */
+export interface PartitionUpkeep {
+  readonly table: string;
+  readonly created: readonly string[];
+  readonly dropped: readonly string[];
+  /** Partitions left for the next run, with the reason (a lock not granted in time, rows of their range in the default partition). */
+  readonly deferred: readonly string[];
 }
 
 /** What an engine opens to hear announcements of webhook work. */
