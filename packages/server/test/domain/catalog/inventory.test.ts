@@ -447,6 +447,7 @@ describe.each(testDatabases())('inventory on $name', (testDatabase) => {
       const installationId: string = (await shop.api.get('me')).body.data.installation.id;
       const now = h.clock.now();
       await h.db('idempotency_keys').insert({
+        store_id: shop.store.store.id,
         id: randomUUID(),
         installation_id: installationId,
         operation_id: 'inventory.adjust',
