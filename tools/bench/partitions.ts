@@ -5,6 +5,7 @@ import { migrateToLatest } from '../../packages/server/src/db/migrate';
 import { DAY_MS, dayOf, keepPartitions } from '../../packages/server/src/db/partitions';
 import { EXPIRY_RULES } from '../../packages/server/src/jobs/housekeeping';
 import { deleteExpired, type ExpiryRule, partitionedTables } from '../../packages/server/src/services/housekeeping';
+import { subscriptionRow } from '../../packages/server/test/support/webhook-rows';
 import { createBenchStore, type Knex, scratchSchema } from './fixtures';
 import { fixed, printTable, runScript } from './report';
 import { partitionSettings } from './settings';
@@ -58,20 +59,7 @@ async function fixture(db: Knex, now: number): Promise<Fixture> {
     status: 'installed',
     installed_at: now,
   });
-  await db('webhook_subscriptions').insert({
-    id: subscriptionId,
-    store_id: store.id,
-    installation_id: installationId,
-    endpoint_url: 'https://example.com/hooks',
-    event_types: '[]',
-    payload_version: 1,
-    state: 'active',
-    secret_generation: 1,
-    secret_sealed: 'x',
-    issued_scopes: '[]',
-    created_at: now,
-    updated_at: now,
-  });
+  await db('webhook_subscriptions').insert(subscriptionRow({ id: subscriptionId, storeId: store.id, installationId, now }));
   return { storeId: store.id, installationId, subscriptionId };
 }
 

@@ -284,6 +284,9 @@ const databaseUrl = z
     return value;
   });
 
+/** `DATABASE_REPLICA_MAX_LAG_MS`'s default. */
+export const DEFAULT_REPLICA_MAX_LAG_MS = 5000;
+
 /** Replicas one process reads from: each holds a pool and is polled for its position. */
 export const MAX_REPLICAS = 16;
 
@@ -416,7 +419,7 @@ export const SETTINGS = {
   DATABASE_REPLICA_MAX_LAG_MS: setting(
     "How far behind the primary a replica may be, in ms, and still serve reads (lists then miss at most this much of other callers' writes; a caller's own writes are always seen).",
     '`5000`',
-    decimal('from 0 to 600000', 0, LONGEST_WAIT_MS, 5000),
+    decimal('from 0 to 600000', 0, LONGEST_WAIT_MS, DEFAULT_REPLICA_MAX_LAG_MS),
   ),
   DATA_DIR: setting(
     'Where SQLite keeps its file (and, on SQLite outside production, the development sealing key).',

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Knex } from 'knex';
-import type { Config, DatabaseConfig } from '../core/config';
+import { type Config, type DatabaseConfig, DEFAULT_REPLICA_MAX_LAG_MS } from '../core/config';
 import { engineOf } from './engine';
 import { type DatabaseLog, stderrLog } from './knex-log';
 import { openPostgres } from './postgres/engine';
@@ -50,9 +50,6 @@ export function openReplicas(
   if (urls.length === 0) return noReplicas(primary);
   return engineOf(primary).openReplicas(primary, urls, { maxLagMs: config.database?.replicaMaxLagMs ?? DEFAULT_REPLICA_MAX_LAG_MS, log });
 }
-
-/** `DATABASE_REPLICA_MAX_LAG_MS`'s default. */
-export const DEFAULT_REPLICA_MAX_LAG_MS = 5000;
 
 /** What a server holds of its database while it runs: let go at its stop's last step. */
 export interface ServerClaim {

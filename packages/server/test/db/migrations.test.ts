@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { migrateToLatest, rollbackAll, rollbackLatest } from '../../src/db/migrate';
 import { brokenUniqueIndex } from '../../src/db/transactions';
 import { testDatabases } from '../support/databases';
+import { subscriptionRow } from '../support/webhook-rows';
 
 const TABLES = [
   'store_owners',
@@ -88,20 +89,7 @@ async function rowsBefore019(database: Knex, storeId: string, installationId: st
     installed_at: now,
   });
   const subscriptionId = randomUUID();
-  await database('webhook_subscriptions').insert({
-    id: subscriptionId,
-    store_id: storeId,
-    installation_id: installationId,
-    endpoint_url: 'https://example.com/hooks',
-    event_types: '[]',
-    payload_version: 1,
-    state: 'active',
-    secret_generation: 1,
-    secret_sealed: 'x',
-    issued_scopes: '[]',
-    created_at: now,
-    updated_at: now,
-  });
+  await database('webhook_subscriptions').insert(subscriptionRow({ id: subscriptionId, storeId, installationId, now }));
   for (const at of [now - 1000, now]) {
     await database('outbox_events').insert({ id: randomUUID(), store_id: storeId, type: 'product.created', payload: '{}', occurred_at: at });
   }
