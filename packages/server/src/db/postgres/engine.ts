@@ -1,7 +1,7 @@
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
 import { RateLimiterPostgres } from 'rate-limiter-flexible';
-import type { Engine, KeptResult, LeadershipOptions, StoredLimiterOptions } from '../engine';
+import type { Engine, GatedRead, Judged, KeptResult, LeadershipOptions, Statement, StoredLimiterOptions } from '../engine';
 import { withEngine } from '../engine';
 import { type DatabaseLog, knexLogger } from '../knex-log';
 import type { ReadReplicas, ReplicaSettings } from '../read-routing';
@@ -118,6 +118,11 @@ class PostgresEngine implements Engine {
 
   select(db: Knex, statements: Parameters<Engine['select']>[1]) {
     return this.statements.rowSets(db, statements);
+  }
+
+  async selectJudged(db: Knex, judgement: Statement, read: GatedRead): Promise<Judged> {
+    const [readRows = [], judgementRows = []] = await this.statements.rowSets(db, [read.gated(), judgement]);
+    return { judgement: judgementRows, read: readRows };
   }
 
   noteRequestArrival(): void {}
