@@ -12,6 +12,9 @@ import { ensureBuilt, repositoryRoot } from '../support/built-server';
  * `require.main` printed nothing and exited 0 for every command.
  */
 
+// Each case starts real processes, pnpm's own start among them: seconds each on a busy machine (no duration is checked).
+jest.setTimeout(120_000);
+
 const serverDir = path.join(repositoryRoot, 'packages', 'server');
 const binPath = path.join(serverDir, 'bin', 'svc.js');
 
