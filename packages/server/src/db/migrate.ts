@@ -115,3 +115,8 @@ export async function rollbackLatest(database: Knex): Promise<void> {
   const phase: MigrationPhase = contracted !== undefined && (expanded === undefined || contracted >= expanded) ? 'contract' : 'expand';
   await database.migrate.down(configOf(phase));
 }
+
+/** Runs the expand phase up to and including `last` alone (tests of one migration on a database as the release before it left it). */
+export async function migrateUpTo(database: Knex, last: string): Promise<void> {
+  while (!(await recorded(database, 'expand')).has(last)) await database.migrate.up(configOf('expand'));
+}

@@ -1,0 +1,169 @@
+import type { Knex } from 'knex';
+import { migrateToLatest, migrateUpTo } from '../../src/db/migrate';
+import { DAY_MS } from '../../src/db/partitions';
+import { observeSteps } from '../../src/db/postgres/online-ddl';
+import { describeOnPostgres, postgresSchema, type TestDatabase } from '../support/databases';
+import { type Cut, hold, runCutting } from '../support/migration-cuts';
+import { dumpSchema } from '../support/schema-dump';
+import { subscriptionRow } from '../support/webhook-rows';
+
+/**
+ * Migration 019 (and what follows it) cut at each of its steps in turn, by a lock held from another
+ * session, a cancelled statement and a terminated session, each run again until it completes
+ * (db/postgres/online-ddl.ts, docs/decisions/0081-migrations-run-again.md): the schema is then the
+ * one a clean run makes, every row is kept, and an event dated three days ahead can be recorded
+ * after every cut (no CHECK of a failed run refuses it).
+ */
+
+/** Enough events that 019 builds its index concurrently (CONCURRENT_INDEX_FROM_ROWS). */
+const EVENTS = 100_000;
+const SMALL_TABLE_ROWS = 200;
+/** A chain is some thirty runs of the migrations, each building what the cut before undid: about 20 s on a quiet machine. */
+const CHAIN_MS = 180_000;
+
+const schemaOf = async (db: Knex): Promise<string> =>
+  (await db.raw<{ rows: { schema: string }[] }>('select current_schema() as schema')).rows[0]?.schema as string;
+
+/** A database as the release before 019 left it, with rows in every table 019 converts. */
+async function before019(db: Knex): Promise<{ storeId: string }> {
+  await migrateUpTo(db, '018_store_keys');
+  const now = Date.now();
+  const ids = (
+    await db.raw<{ rows: { owner: string; store: string; app: string; version: string; installation: string; subscription: string }[] }>(
+      'select gen_random_uuid() as owner, gen_random_uuid() as store, gen_random_uuid() as app, gen_random_uuid() as version, gen_random_uuid() as installation, gen_random_uuid() as subscription',
+    )
+  ).rows[0];
+  if (!ids) throw new Error('no ids');
+  await db('store_owners').insert({ id: ids.owner, email: `${ids.owner}@example.com`, name: 'Noura', password_hash: 'scrypt$x', created_at: now });
+  await db('stores').insert({ id: ids.store, owner_id: ids.owner, name: 'Oud House', domain: `${ids.store}.example.com`, created_at: now });
+  await db('apps').insert({ id: ids.app, name: 'Cuts', created_at: now });
+  await db('app_versions').insert({
+    id: ids.version,
+    app_id: ids.app,
+    number: 1,
+    redirect_urls: '[]',
+    launch_url: 'https://example.com/launch',
+    required_scopes: '[]',
+    optional_scopes: '[]',
+    created_at: now,
+  });
+  await db('installations').insert({
+    id: ids.installation,
+    store_id: ids.store,
+    app_id: ids.app,
+    version_id: ids.version,
+    granted_scopes: '[]',
+    status: 'installed',
+    installed_at: now,
+  });
+  await db('webhook_subscriptions').insert(subscriptionRow({ id: ids.subscription, storeId: ids.store, installationId: ids.installation, now }));
+  await db.raw(
+    `insert into outbox_events (id, store_id, type, payload, occurred_at, dispatched_at)
+     select gen_random_uuid(), ?, 'product.created', '{}', ?::bigint - n * 1000, ?::bigint - n * 1000 from generate_series(1, ?) n`,
+    [ids.store, now, now, EVENTS],
+  );
+  await db.raw(
+    `insert into webhook_attempts (id, subscription_id, delivery_id, event_id, event_type, attempt, outcome, response_status, latency_ms, attempted_at)
+     select gen_random_uuid(), ?, n, gen_random_uuid(), 'product.created', 1, 'succeeded', 200, 5, ?::bigint - n * 1000 from generate_series(1, ?) n`,
+    [ids.subscription, now, SMALL_TABLE_ROWS],
+  );
+  await db.raw(
+    `insert into idempotency_keys (id, installation_id, operation_id, idempotency_key, request_hash, state, created_at, expires_at)
+     select gen_random_uuid(), ?, 'products.create', 'k-' || n, 'h', 'completed', ?::bigint, ?::bigint + n from generate_series(1, ?) n`,
+    [ids.installation, now, now + DAY_MS, SMALL_TABLE_ROWS],
+  );
+  await db.raw('analyze');
+  return { storeId: ids.store };
+}
+
+/** Records an event dated three days ahead, as any instance may at any moment (a CHECK left by a failed run would refuse it). */
+const recordLaterEvent = (db: Knex, storeId: string) =>
+  db.raw(`insert into outbox_events (id, store_id, type, payload, occurred_at) values (gen_random_uuid(), ?, 'product.created', '{}', ?)`, [
+    storeId,
+    Date.now() + 3 * DAY_MS,
+  ]);
+
+describeOnPostgres('migrations cut at each step', (_unused, url) => {
+  let clean: string;
+  const opened: TestDatabase[] = [];
+  const open = async () => {
+    const database = postgresSchema(url);
+    opened.push(database);
+    const db = await database.open();
+    return { db, schema: await schemaOf(db) };
+  };
+  beforeAll(async () => {
+    const { db, schema } = await open();
+    await migrateToLatest(db);
+    clean = dumpSchema(url, schema);
+  }, CHAIN_MS);
+  afterAll(async () => {
+    for (const database of opened) await database.close();
+  });
+
+  it.each<Cut>(['lock', 'cancel', 'terminate'])('are completed by the next run, to a clean run’s schema, cut by %s', async (cut) => {
+    const { db, schema } = await open();
+    const { storeId } = await before019(db);
+    const cutBefore = new Set<string>();
+    const cuts: string[] = [];
+    for (let run = 0; run < 80; run += 1) {
+      const result = await runCutting({ url, schema, cut, cutBefore }, () => migrateToLatest(db, { contract: true }));
+      if (result.cut === undefined) {
+        expect(result.error).toBeUndefined();
+        break;
+      }
+      cuts.push(result.cut);
+      // Every cut fails its run, and leaves nothing that refuses an event dated past the run's day.
+      expect({ cut: result.cut, failed: result.error !== undefined }).toEqual({ cut: result.cut, failed: true });
+      await expect(recordLaterEvent(db, storeId)).resolves.toBeDefined();
+    }
+    const expected = [
+      'outbox_events: add the range proof',
+      'outbox_events: swap in the partitioned table',
+      'webhook_attempts: add store_id',
+      'webhook_attempts: make store_id not null',
+      'webhook_attempts: swap in the partitioned table',
+      'idempotency_keys: add the store_id filler',
+      'idempotency_keys: swap in the partitioned table',
+    ];
+    if (cut !== 'lock')
+      expected.push(
+        'outbox_events: build the index outbox_events_partition_key',
+        'outbox_events: validate the range proof',
+        'outbox_events: drop the invalid index outbox_events_partition_key',
+        'webhook_attempts: fill store_id',
+      );
+    expect(cuts).toEqual(expect.arrayContaining(expected));
+    expect(dumpSchema(url, schema)).toEqual(clean);
+    expect(Number((await db('outbox_events').count({ n: '*' }))[0]?.n)).toBe(EVENTS + cuts.length);
+    expect(Number((await db('webhook_attempts').whereNotNull('store_id').count({ n: '*' }))[0]?.n)).toBe(SMALL_TABLE_ROWS);
+    await expect(recordLaterEvent(db, storeId)).resolves.toBeDefined();
+  }, CHAIN_MS);
+
+  it('waits out a lock held for a moment: the short step is tried again and the run completes', async () => {
+    const { db, schema } = await open();
+    await before019(db);
+    const swap = 'swap in the partitioned table';
+    const seen: string[] = [];
+    let released: Promise<void> | undefined;
+    const stop = observeSteps(
+      async (start) => {
+        if (start.table !== 'outbox_events' || start.step !== swap) return;
+        seen.push(start.step);
+        if (released) return;
+        const release = await hold(url, schema, start);
+        released = new Promise((resolve) => setTimeout(resolve, 400)).then(release);
+      },
+      { lockTimeoutMs: 200, attempts: 4, backoffMs: 100 },
+    );
+    try {
+      await migrateToLatest(db, { contract: true });
+    } finally {
+      stop();
+      await released;
+    }
+    // The first try's lock timed out; a later one found the lock free.
+    expect(seen.length).toBeGreaterThanOrEqual(2);
+    expect(dumpSchema(url, schema)).toEqual(clean);
+  }, CHAIN_MS);
+});
