@@ -19,33 +19,74 @@ import { type MigrationEntry, migrations, type PhaseMigration } from './migratio
  */
 export type MigrationPhase = 'expand' | 'contract';
 
-const TABLE_OF: Readonly<Record<MigrationPhase, string>> = { expand: 'knex_migrations', contract: 'knex_migrations_contract' };
+/**
+ * Where each part of the migrations is recorded. The releases up to 2026-11-28 (migrations 001-017)
+ * record theirs in knex's default `knex_migrations`, and their knex refuses to start on a table
+ * naming a migration they do not have: so that such a release keeps running (and migrating at its
+ * start, and running its CLI) on a database a later release expanded, the later migrations are
+ * recorded elsewhere, and `knex_migrations` keeps 001-017 only. Every release from this one on reads
+ * its records without that check, so a database one release ahead never stops it.
+ */
+type Ledger = 'first' | MigrationPhase;
+
+const TABLE_OF: Readonly<{ [Part in Ledger]: string }> = {
+  first: 'knex_migrations',
+  expand: 'svc_migrations',
+  contract: 'svc_migrations_contract',
+};
+
+/** The last migration recorded in `knex_migrations`. */
+const LAST_OF_THE_FIRST = '017_webhook_queues';
 
 interface PhaseEntry {
   readonly name: string;
   readonly migration: PhaseMigration;
 }
 
-const entriesOf = (phase: MigrationPhase): PhaseEntry[] =>
-  phase === 'expand'
-    ? migrations.map(({ name, migration }) => ({ name, migration }))
-    : migrations.flatMap(({ name, contract }: MigrationEntry) => (contract ? [{ name, migration: contract }] : []));
+const isFirst = (name: string) => name <= LAST_OF_THE_FIRST;
 
-const sourceOf = (phase: MigrationPhase): Knex.MigrationSource<PhaseEntry> => ({
-  getMigrations: async () => entriesOf(phase),
+const entriesOf = (part: Ledger): PhaseEntry[] =>
+  part === 'contract'
+    ? migrations.flatMap(({ name, contract }: MigrationEntry) => (contract ? [{ name, migration: contract }] : []))
+    : migrations.filter(({ name }) => isFirst(name) === (part === 'first')).map(({ name, migration }) => ({ name, migration }));
+
+const sourceOf = (part: Ledger): Knex.MigrationSource<PhaseEntry> => ({
+  getMigrations: async () => entriesOf(part),
   getMigrationName: (entry) => entry.name,
   getMigration: async (entry) => entry.migration,
 });
 
-const configOf = (phase: MigrationPhase): Knex.MigratorConfig => ({ migrationSource: sourceOf(phase), tableName: TABLE_OF[phase] });
+const configOf = (part: Ledger): Knex.MigratorConfig => ({
+  migrationSource: sourceOf(part),
+  tableName: TABLE_OF[part],
+  disableMigrationsListValidation: true,
+});
 
-/** The names a phase's record holds (none before its table exists). */
-async function recorded(database: Knex, phase: MigrationPhase): Promise<Set<string>> {
-  if (!(await database.schema.hasTable(TABLE_OF[phase]))) return new Set();
-  return new Set((await database(TABLE_OF[phase]).select<{ name: string }[]>('name')).map((row) => row.name));
+/** The names a record holds (none before its table exists). */
+async function recorded(database: Knex, part: Ledger): Promise<Set<string>> {
+  if (!(await database.schema.hasTable(TABLE_OF[part]))) return new Set();
+  return new Set((await database(TABLE_OF[part]).select<{ name: string }[]>('name')).map((row) => row.name));
 }
 
-async function runPhase(database: Knex, phase: MigrationPhase): Promise<string[]> {
+/**
+ * A database migrated before the records were split (018-020 in `knex_migrations`, made by builds
+ * between the release of 2026-11-28 and this one) has those records moved to `svc_migrations`, in
+ * one transaction, so that the release of 2026-11-28 can start on it and this one does not run them again.
+ */
+async function moveLaterRecords(database: Knex): Promise<void> {
+  if (!(await database.schema.hasTable(TABLE_OF.first))) return;
+  const later = await database(TABLE_OF.first)
+    .where('name', '>', LAST_OF_THE_FIRST)
+    .select<{ name: string; batch: number; migration_time: unknown }[]>('name', 'batch', 'migration_time');
+  if (later.length === 0) return;
+  await database.migrate.list(configOf('expand')); // makes knex's record tables for the expand phase
+  await database.transaction(async (trx) => {
+    await trx(TABLE_OF.expand).insert(later);
+    await trx(TABLE_OF.first).where('name', '>', LAST_OF_THE_FIRST).delete();
+  });
+}
+
+async function runPhase(database: Knex, phase: Ledger): Promise<string[]> {
   // Knex's own lock row stays set when a migrating process is killed (a migration outside a
   // transaction commits as it goes). The advisory lock held here is what keeps migrations to one
   // process on PostgreSQL, so a lock row found set is a dead run's and is freed. SQLite keeps its
@@ -70,8 +111,9 @@ export interface MigrateOptions {
  */
 export async function migrateToLatest(database: Knex, { contract = false }: MigrateOptions = {}): Promise<string[]> {
   return withAdvisoryLock(database, 'migrations', async () => {
-    const fresh = (await recorded(database, 'expand')).size === 0;
-    const expanded = await runPhase(database, 'expand');
+    const fresh = (await recorded(database, 'first')).size === 0;
+    await moveLaterRecords(database);
+    const expanded = [...(await runPhase(database, 'first')), ...(await runPhase(database, 'expand'))];
     const oneRelease = forEngine(database, { postgres: false, sqlite: true });
     if (!(contract || fresh || oneRelease)) return expanded;
     const contracted = await runPhase(database, 'contract');
@@ -81,10 +123,8 @@ export async function migrateToLatest(database: Knex, { contract = false }: Migr
 
 /** The expand migrations this build has that the database has not run, read without writing anything: what an instance waits for. */
 export async function pendingMigrations(database: Knex): Promise<string[]> {
-  const done = await recorded(database, 'expand');
-  return entriesOf('expand')
-    .map((entry) => entry.name)
-    .filter((name) => !done.has(name));
+  const done = new Set([...(await recorded(database, 'first')), ...(await recorded(database, 'expand'))]);
+  return migrations.map((entry) => entry.name).filter((name) => !done.has(name));
 }
 
 /** The contract phases this build has that the database has not run (`svc migrate --contract` runs them). */
@@ -98,6 +138,7 @@ export async function pendingContract(database: Knex): Promise<string[]> {
 export async function rollbackAll(database: Knex): Promise<void> {
   await database.migrate.rollback(configOf('contract'), true);
   await database.migrate.rollback(configOf('expand'), true);
+  await database.migrate.rollback(configOf('first'), true);
 }
 
 /**
@@ -105,18 +146,26 @@ export async function rollbackAll(database: Knex): Promise<void> {
  * contract phase when that ran, else its expand phase.
  */
 export async function rollbackLatest(database: Knex): Promise<void> {
-  const latest = (phase: MigrationPhase, done: Set<string>) =>
-    entriesOf(phase)
+  const latest = async (part: Ledger) => {
+    const done = await recorded(database, part);
+    return entriesOf(part)
       .map((entry) => entry.name)
       .filter((name) => done.has(name))
       .at(-1);
-  const expanded = latest('expand', await recorded(database, 'expand'));
-  const contracted = latest('contract', await recorded(database, 'contract'));
-  const phase: MigrationPhase = contracted !== undefined && (expanded === undefined || contracted >= expanded) ? 'contract' : 'expand';
-  await database.migrate.down(configOf(phase));
+  };
+  const expanded = (await latest('expand')) ?? (await latest('first'));
+  const contracted = await latest('contract');
+  const part: Ledger =
+    contracted !== undefined && (expanded === undefined || contracted >= expanded)
+      ? 'contract'
+      : expanded !== undefined && isFirst(expanded)
+        ? 'first'
+        : 'expand';
+  await database.migrate.down(configOf(part));
 }
 
 /** Runs the expand phase up to and including `last` alone (tests of one migration on a database as the release before it left it). */
 export async function migrateUpTo(database: Knex, last: string): Promise<void> {
-  while (!(await recorded(database, 'expand')).has(last)) await database.migrate.up(configOf('expand'));
+  const done = async () => new Set([...(await recorded(database, 'first')), ...(await recorded(database, 'expand'))]);
+  while (!(await done()).has(last)) await database.migrate.up(configOf(isFirst(last) || !(await done()).has(LAST_OF_THE_FIRST) ? 'first' : 'expand'));
 }

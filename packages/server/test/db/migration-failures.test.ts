@@ -101,69 +101,77 @@ describeOnPostgres('migrations cut at each step', (_unused, url) => {
     for (const database of opened) await database.close();
   });
 
-  it.each<Cut>(['lock', 'cancel', 'terminate'])('are completed by the next run, to a clean run’s schema, cut by %s', async (cut) => {
-    const { db, schema } = await open();
-    const { storeId } = await before019(db);
-    const cutBefore = new Set<string>();
-    const cuts: string[] = [];
-    for (let run = 0; run < 80; run += 1) {
-      const result = await runCutting({ url, schema, cut, cutBefore }, () => migrateToLatest(db, { contract: true }));
-      if (result.cut === undefined) {
-        expect(result.error).toBeUndefined();
-        break;
+  it.each<Cut>(['lock', 'cancel', 'terminate'])(
+    'are completed by the next run, to a clean run’s schema, cut by %s',
+    async (cut) => {
+      const { db, schema } = await open();
+      const { storeId } = await before019(db);
+      const cutBefore = new Set<string>();
+      const cuts: string[] = [];
+      for (let run = 0; run < 80; run += 1) {
+        const result = await runCutting({ url, schema, cut, cutBefore }, () => migrateToLatest(db, { contract: true }));
+        if (result.cut === undefined) {
+          expect(result.error).toBeUndefined();
+          break;
+        }
+        cuts.push(result.cut);
+        // Every cut fails its run, and leaves nothing that refuses an event dated past the run's day.
+        expect({ cut: result.cut, failed: result.error !== undefined }).toEqual({ cut: result.cut, failed: true });
+        await expect(recordLaterEvent(db, storeId)).resolves.toBeDefined();
       }
-      cuts.push(result.cut);
-      // Every cut fails its run, and leaves nothing that refuses an event dated past the run's day.
-      expect({ cut: result.cut, failed: result.error !== undefined }).toEqual({ cut: result.cut, failed: true });
+      const expected = [
+        'outbox_events: add the range proof',
+        'outbox_events: swap in the partitioned table',
+        'webhook_attempts: add store_id',
+        'webhook_attempts: make store_id not null',
+        'webhook_attempts: swap in the partitioned table',
+        'idempotency_keys: add the store_id filler',
+        'idempotency_keys: swap in the partitioned table',
+      ];
+      if (cut !== 'lock')
+        expected.push(
+          'outbox_events: build the index outbox_events_partition_key',
+          'outbox_events: validate the range proof',
+          'outbox_events: drop the invalid index outbox_events_partition_key',
+          'webhook_attempts: fill store_id',
+        );
+      expect(cuts).toEqual(expect.arrayContaining(expected));
+      expect(dumpSchema(url, schema)).toEqual(clean);
+      expect(Number((await db('outbox_events').count({ n: '*' }))[0]?.n)).toBe(EVENTS + cuts.length);
+      expect(Number((await db('webhook_attempts').whereNotNull('store_id').count({ n: '*' }))[0]?.n)).toBe(SMALL_TABLE_ROWS);
       await expect(recordLaterEvent(db, storeId)).resolves.toBeDefined();
-    }
-    const expected = [
-      'outbox_events: add the range proof',
-      'outbox_events: swap in the partitioned table',
-      'webhook_attempts: add store_id',
-      'webhook_attempts: make store_id not null',
-      'webhook_attempts: swap in the partitioned table',
-      'idempotency_keys: add the store_id filler',
-      'idempotency_keys: swap in the partitioned table',
-    ];
-    if (cut !== 'lock')
-      expected.push(
-        'outbox_events: build the index outbox_events_partition_key',
-        'outbox_events: validate the range proof',
-        'outbox_events: drop the invalid index outbox_events_partition_key',
-        'webhook_attempts: fill store_id',
-      );
-    expect(cuts).toEqual(expect.arrayContaining(expected));
-    expect(dumpSchema(url, schema)).toEqual(clean);
-    expect(Number((await db('outbox_events').count({ n: '*' }))[0]?.n)).toBe(EVENTS + cuts.length);
-    expect(Number((await db('webhook_attempts').whereNotNull('store_id').count({ n: '*' }))[0]?.n)).toBe(SMALL_TABLE_ROWS);
-    await expect(recordLaterEvent(db, storeId)).resolves.toBeDefined();
-  }, CHAIN_MS);
+    },
+    CHAIN_MS,
+  );
 
-  it('waits out a lock held for a moment: the short step is tried again and the run completes', async () => {
-    const { db, schema } = await open();
-    await before019(db);
-    const swap = 'swap in the partitioned table';
-    const seen: string[] = [];
-    let released: Promise<void> | undefined;
-    const stop = observeSteps(
-      async (start) => {
-        if (start.table !== 'outbox_events' || start.step !== swap) return;
-        seen.push(start.step);
-        if (released) return;
-        const release = await hold(url, schema, start);
-        released = new Promise((resolve) => setTimeout(resolve, 400)).then(release);
-      },
-      { lockTimeoutMs: 200, attempts: 4, backoffMs: 100 },
-    );
-    try {
-      await migrateToLatest(db, { contract: true });
-    } finally {
-      stop();
-      await released;
-    }
-    // The first try's lock timed out; a later one found the lock free.
-    expect(seen.length).toBeGreaterThanOrEqual(2);
-    expect(dumpSchema(url, schema)).toEqual(clean);
-  }, CHAIN_MS);
+  it(
+    'waits out a lock held for a moment: the short step is tried again and the run completes',
+    async () => {
+      const { db, schema } = await open();
+      await before019(db);
+      const swap = 'swap in the partitioned table';
+      const seen: string[] = [];
+      let released: Promise<void> | undefined;
+      const stop = observeSteps(
+        async (start) => {
+          if (start.table !== 'outbox_events' || start.step !== swap) return;
+          seen.push(start.step);
+          if (released) return;
+          const release = await hold(url, schema, start);
+          released = new Promise((resolve) => setTimeout(resolve, 400)).then(release);
+        },
+        { lockTimeoutMs: 200, attempts: 4, backoffMs: 100 },
+      );
+      try {
+        await migrateToLatest(db, { contract: true });
+      } finally {
+        stop();
+        await released;
+      }
+      // The first try's lock timed out; a later one found the lock free.
+      expect(seen.length).toBeGreaterThanOrEqual(2);
+      expect(dumpSchema(url, schema)).toEqual(clean);
+    },
+    CHAIN_MS,
+  );
 });
