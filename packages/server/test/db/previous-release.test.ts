@@ -21,7 +21,8 @@ const KEY = 'b'.repeat(64);
 /** Building the previous release (about 25 s here) and a rolling deploy's steps on a busy machine. */
 const SUITE_MS = 300_000;
 
-const SCOPES = 'products:read products:write products.prices:read products.prices:write categories:read categories:write pages:read pages:write inventory:read inventory:write orders:read';
+const SCOPES =
+  'products:read products:write products.prices:read products.prices:write categories:read categories:write pages:read pages:write inventory:read inventory:write orders:read';
 
 interface Answer {
   readonly status: number;
@@ -93,10 +94,30 @@ describeWith(PREVIOUS_RELEASE_COMMIT, `the previous release (${PREVIOUS_RELEASE.
       const applied = await migrateToLatest(db);
       expect(applied).toContain('019_partitions');
       expect(applied.filter((name) => name.endsWith('(contract)'))).toEqual([]);
-      const store = previousCli<{ store: { id: string } }>(['store', 'create', '--name', 'Oud House', '--domain', 'oud-house.example.com', '--owner-email', 'o@example.com']);
+      const store = previousCli<{ store: { id: string } }>([
+        'store',
+        'create',
+        '--name',
+        'Oud House',
+        '--domain',
+        'oud-house.example.com',
+        '--owner-email',
+        'o@example.com',
+      ]);
       storeId = store.store.id;
       const app = previousCli<{ app: { id: string } }>(['app', 'create', '--name', 'Stock Sync']);
-      previousCli(['app', 'version', 'add', app.app.id, '--redirect-url', 'https://app.example.com/cb', '--launch-url', 'https://app.example.com/launch', '--required-scopes', SCOPES]);
+      previousCli([
+        'app',
+        'version',
+        'add',
+        app.app.id,
+        '--redirect-url',
+        'https://app.example.com/cb',
+        '--launch-url',
+        'https://app.example.com/launch',
+        '--required-scopes',
+        SCOPES,
+      ]);
       token = previousCli<{ access_token: string }>(['installation', 'create', app.app.id, storeId]).access_token;
       receiver = await startReceiver();
       ({ run: previous, base: previousBase } = await startServer({ entry: release.server, cwd: release.root }));
@@ -124,7 +145,10 @@ describeWith(PREVIOUS_RELEASE_COMMIT, `the previous release (${PREVIOUS_RELEASE.
         headers: { 'if-match': read.etag as string },
       });
       expect(changed.status).toBe(200);
-      const stale = await call(previousBase, 'PATCH', `/products/${product.body.data?.id}/content`, { body: { name: 'Stale' }, headers: { 'if-match': read.etag as string } });
+      const stale = await call(previousBase, 'PATCH', `/products/${product.body.data?.id}/content`, {
+        body: { name: 'Stale' },
+        headers: { 'if-match': read.etag as string },
+      });
       expect(stale.status).toBe(412);
       // Priced and in stock, so that the simulated shopper has something to buy.
       const priced = await call(previousBase, 'PATCH', `/products/${product.body.data?.id}/prices`, {
@@ -150,8 +174,13 @@ describeWith(PREVIOUS_RELEASE_COMMIT, `the previous release (${PREVIOUS_RELEASE.
       expect(fromPrevious.created.body.data?.id).not.toEqual(fromCurrent.created.body.data?.id);
       const id = fromPrevious.created.body.data?.id as string;
       const read = await call(currentBase, 'GET', `/products/${id}`);
-      expect((await call(currentBase, 'PATCH', `/products/${id}/content`, { body: { name: 'Amber 50 ml (new)' }, headers: { 'if-match': read.etag as string } })).status).toBe(200);
-      expect((await call(previousBase, 'PATCH', `/products/${id}/content`, { body: { name: 'Stale' }, headers: { 'if-match': read.etag as string } })).status).toBe(412);
+      expect(
+        (await call(currentBase, 'PATCH', `/products/${id}/content`, { body: { name: 'Amber 50 ml (new)' }, headers: { 'if-match': read.etag as string } }))
+          .status,
+      ).toBe(200);
+      expect(
+        (await call(previousBase, 'PATCH', `/products/${id}/content`, { body: { name: 'Stale' }, headers: { 'if-match': read.etag as string } })).status,
+      ).toBe(412);
       await createTwice(currentBase, '/categories', { name: 'Oud chips' }, previousBase);
       // The events of both releases' writes reach the subscription the previous release made.
       await until(async () => deliveredTypes('/from-previous').filter((type) => type === 'product.created').length >= 3);
@@ -165,7 +194,10 @@ describeWith(PREVIOUS_RELEASE_COMMIT, `the previous release (${PREVIOUS_RELEASE.
       const kind = await db.raw<{ rows: { kind: string }[] }>("select relkind as kind from pg_class where oid = to_regclass('idempotency_keys')");
       expect(kind.rows[0]?.kind).toBe('p');
       // A key used before the contract phase is still replayed, and new keys work.
-      const replay = await call(currentBase, 'POST', '/products', { body: { name: 'Saffron 10 g', product_kind: 'physical' }, headers: { 'idempotency-key': before.key } });
+      const replay = await call(currentBase, 'POST', '/products', {
+        body: { name: 'Saffron 10 g', product_kind: 'physical' },
+        headers: { 'idempotency-key': before.key },
+      });
       expect(replay.body.data?.id).toEqual(before.created.body.data?.id);
       const { created } = await createTwice(currentBase, '/products', { name: 'Rose water', product_kind: 'physical' });
       await createTwice(currentBase, `/products/${created.body.data?.id}/inventory-adjustments`, { delta: 5, reason: 'restock' });
