@@ -136,6 +136,7 @@ describe.each(testDatabases())('schema on $name', (testDatabase) => {
       '018_store_keys',
       '019_partitions',
       '020_read_positions',
+      '021_delivery_partitions',
       // A database with no migrations yet runs the contract phase at once: no previous release can run on it.
       '018_store_keys (contract)',
       '019_partitions (contract)',
@@ -166,14 +167,20 @@ describe.each(testDatabases())('schema on $name', (testDatabase) => {
   });
 
   it('019 keeps the rows of a database that has them, fills store_id, and partitions the tables on PostgreSQL', async () => {
-    await rollbackLatest(database); // 019's contract phase
+    await rollbackLatest(database); // 021
     await rollbackLatest(database); // 020
+    await rollbackLatest(database); // 019's contract phase
     await rollbackLatest(database); // 019
     const storeId = (await database('stores').first('id')).id as string;
     const installation = { id: randomUUID(), store_id: storeId };
     const now = Date.now();
     const subscriptionId = await rowsBefore019(database, storeId, installation.id, now);
-    expect(await migrateToLatest(database, { contract: true })).toEqual(['019_partitions', '020_read_positions', '019_partitions (contract)']);
+    expect(await migrateToLatest(database, { contract: true })).toEqual([
+      '019_partitions',
+      '020_read_positions',
+      '021_delivery_partitions',
+      '019_partitions (contract)',
+    ]);
 
     expect(Number((await database('outbox_events').where({ store_id: storeId }).count({ n: '*' }))[0]?.n)).toBe(2);
     expect(await database('webhook_attempts').where({ subscription_id: subscriptionId }).select('store_id')).toEqual([{ store_id: storeId }]);
@@ -199,13 +206,19 @@ describe.each(testDatabases())('schema on $name', (testDatabase) => {
       expect(Number((await database('webhook_attempts').whereNull('store_id').count({ n: '*' }))[0]?.n)).toBe(0);
     }
 
-    await rollbackLatest(database); // 019's contract phase
+    await rollbackLatest(database); // 021
     await rollbackLatest(database); // 020
+    await rollbackLatest(database); // 019's contract phase
     await rollbackLatest(database); // 019
     expect(Number((await database('outbox_events').where({ store_id: storeId }).count({ n: '*' }))[0]?.n)).toBeGreaterThanOrEqual(2);
     expect(await database.schema.hasColumn('webhook_attempts', 'store_id')).toBe(false);
     expect(await database('idempotency_keys').where({ idempotency_key: 'k-1' }).select('state')).toEqual([{ state: 'completed' }]);
-    expect(await migrateToLatest(database, { contract: true })).toEqual(['019_partitions', '020_read_positions', '019_partitions (contract)']);
+    expect(await migrateToLatest(database, { contract: true })).toEqual([
+      '019_partitions',
+      '020_read_positions',
+      '021_delivery_partitions',
+      '019_partitions (contract)',
+    ]);
     // Gone again, so that the last test rolls back an empty schema.
     for (const table of ['webhook_attempts', 'idempotency_keys', 'outbox_events', 'webhook_subscriptions', 'installations', 'app_versions', 'apps'])
       await database(table).delete();

@@ -18,6 +18,7 @@ import * as webhookQueues from './017_webhook_queues';
 import * as storeKeys from './018_store_keys';
 import * as partitions from './019_partitions';
 import * as readPositions from './020_read_positions';
+import * as deliveryPartitions from './021_delivery_partitions';
 import type { PhaseMigration } from './phase';
 
 export type { PhaseMigration } from './phase';
@@ -71,4 +72,5 @@ export const migrations: readonly MigrationEntry[] = [
   { name: '018_store_keys', migration: storeKeys, contract: storeKeys.contract },
   { name: '019_partitions', migration: partitions, contract: partitions.contract },
   { name: '020_read_positions', migration: readPositions },
+  { name: '021_delivery_partitions', migration: deliveryPartitions },
 ];

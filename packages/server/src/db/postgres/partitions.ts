@@ -122,6 +122,9 @@ async function dropIfNothingKept(trx: Knex.Transaction, table: TimePartitions, p
   return true;
 }
 
+/** undefined_table: a partition another leader dropped since this one listed them. */
+const UNDEFINED_TABLE = '42P01';
+
 /** duplicate_table, and unique_violation on the catalogue: another leader made the same day's partition at the same moment. */
 const MADE_BY_ANOTHER = new Set(['42P07', '23505']);
 
@@ -154,8 +157,12 @@ async function keepTable(db: Knex, table: TimePartitions, now: number): Promise<
     else if (made) upkeep.created.push(name);
   }
   for (const partition of pastCutoff(partitions, table.cutoff(now))) {
-    // Asked first without a lock, so that a day still needed costs no lock on the table.
-    if (await holdsKept(db, table, partition.name, now)) continue; // its other rows go by the row sweep
+    // Asked first without a lock, so that a day still needed costs no lock on the table (gone: another leader dropped it).
+    const kept = await holdsKept(db, table, partition.name, now).catch((error: unknown) => {
+      if (codeOf(error) === UNDEFINED_TABLE) return true;
+      throw error;
+    });
+    if (kept) continue; // its other rows go by the row sweep
     let dropped = false;
     const done = await briefly(db, async (trx) => {
       dropped = await dropIfNothingKept(trx, table, partition.name, now);
