@@ -8,7 +8,7 @@ import { dumpSchema } from '../support/schema-dump';
 import { subscriptionRow } from '../support/webhook-rows';
 
 /**
- * Migration 019 (and what follows it) cut at each of its steps in turn, by a lock held from another
+ * Migrations 019 and 021 (and what runs with them) cut at each of its steps in turn, by a lock held from another
  * session, a cancelled statement and a terminated session, each run again until it completes
  * (db/postgres/online-ddl.ts, docs/decisions/0081-migrations-run-again.md): the schema is then the
  * one a clean run makes, every row is kept, and an event dated three days ahead can be recorded
@@ -25,7 +25,7 @@ const schemaOf = async (db: Knex): Promise<string> =>
   (await db.raw<{ rows: { schema: string }[] }>('select current_schema() as schema')).rows[0]?.schema as string;
 
 /** A database as the release before 019 left it, with rows in every table 019 converts. */
-async function before019(db: Knex): Promise<{ storeId: string }> {
+async function before019(db: Knex): Promise<{ storeId: string; subscriptionId: string }> {
   await migrateUpTo(db, '018_store_keys');
   const now = Date.now();
   const ids = (
@@ -72,16 +72,32 @@ async function before019(db: Knex): Promise<{ storeId: string }> {
      select gen_random_uuid(), ?, 'products.create', 'k-' || n, 'h', 'completed', ?::bigint, ?::bigint + n from generate_series(1, ?) n`,
     [ids.installation, now, now + DAY_MS, SMALL_TABLE_ROWS],
   );
+  await db.raw(
+    `insert into webhook_deliveries (store_id, subscription_id, event_id, event_type, kind, state, attempts, next_attempt_at, created_at, event_occurred_at, finished_at)
+     select ?, ?, gen_random_uuid(), 'product.created', 'event', 'succeeded', 1, ?::bigint - n * 1000, ?::bigint - n * 1000, ?::bigint - n * 1000, ?::bigint
+     from generate_series(1, ?) n`,
+    [ids.store, ids.subscription, now, now, now, now, SMALL_TABLE_ROWS],
+  );
   await db.raw('analyze');
-  return { storeId: ids.store };
+  return { storeId: ids.store, subscriptionId: ids.subscription };
 }
 
-/** Records an event dated three days ahead, as any instance may at any moment (a CHECK left by a failed run would refuse it). */
-const recordLaterEvent = (db: Knex, storeId: string) =>
-  db.raw(`insert into outbox_events (id, store_id, type, payload, occurred_at) values (gen_random_uuid(), ?, 'product.created', '{}', ?)`, [
+/**
+ * Records an event dated three days ahead, and a delivery made then, as any instance may at any
+ * moment (a CHECK left by a failed run would refuse them).
+ */
+async function recordLater(db: Knex, { storeId, subscriptionId }: { storeId: string; subscriptionId: string }): Promise<void> {
+  const later = Date.now() + 3 * DAY_MS;
+  await db.raw(`insert into outbox_events (id, store_id, type, payload, occurred_at) values (gen_random_uuid(), ?, 'product.created', '{}', ?)`, [
     storeId,
-    Date.now() + 3 * DAY_MS,
+    later,
   ]);
+  await db.raw(
+    `insert into webhook_deliveries (store_id, subscription_id, event_id, event_type, kind, state, attempts, next_attempt_at, created_at, event_occurred_at)
+     values (?, ?, gen_random_uuid(), 'product.created', 'event', 'pending', 0, ?, ?, ?)`,
+    [storeId, subscriptionId, later, later, later],
+  );
+}
 
 describeOnPostgres('migrations cut at each step', (_unused, url) => {
   let clean: string;
@@ -105,7 +121,7 @@ describeOnPostgres('migrations cut at each step', (_unused, url) => {
     'are completed by the next run, to a clean run’s schema, cut by %s',
     async (cut) => {
       const { db, schema } = await open();
-      const { storeId } = await before019(db);
+      const rows = await before019(db);
       const cutBefore = new Set<string>();
       const cuts: string[] = [];
       for (let run = 0; run < 80; run += 1) {
@@ -115,9 +131,9 @@ describeOnPostgres('migrations cut at each step', (_unused, url) => {
           break;
         }
         cuts.push(result.cut);
-        // Every cut fails its run, and leaves nothing that refuses an event dated past the run's day.
+        // Every cut fails its run, and leaves nothing that refuses an event (or a delivery) dated past the run's day.
         expect({ cut: result.cut, failed: result.error !== undefined }).toEqual({ cut: result.cut, failed: true });
-        await expect(recordLaterEvent(db, storeId)).resolves.toBeDefined();
+        await expect(recordLater(db, rows)).resolves.toBeUndefined();
       }
       const expected = [
         'outbox_events: add the range proof',
@@ -139,7 +155,7 @@ describeOnPostgres('migrations cut at each step', (_unused, url) => {
       expect(dumpSchema(url, schema)).toEqual(clean);
       expect(Number((await db('outbox_events').count({ n: '*' }))[0]?.n)).toBe(EVENTS + cuts.length);
       expect(Number((await db('webhook_attempts').whereNotNull('store_id').count({ n: '*' }))[0]?.n)).toBe(SMALL_TABLE_ROWS);
-      await expect(recordLaterEvent(db, storeId)).resolves.toBeDefined();
+      await expect(recordLater(db, rows)).resolves.toBeUndefined();
     },
     CHAIN_MS,
   );
