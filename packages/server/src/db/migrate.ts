@@ -50,14 +50,23 @@ const entriesOf = (part: Ledger): PhaseEntry[] =>
     ? migrations.flatMap(({ name, contract }: MigrationEntry) => (contract ? [{ name, migration: contract }] : []))
     : migrations.filter(({ name }) => isFirst(name) === (part === 'first')).map(({ name, migration }) => ({ name, migration }));
 
-const sourceOf = (part: Ledger): Knex.MigrationSource<PhaseEntry> => ({
+/**
+ * A migration as it runs on the database's engine. On SQLite every migration runs in a
+ * transaction, those that PostgreSQL runs outside one too (their SQLite parts make no concurrent
+ * index): knex then takes its lock in the same transaction as the migrations, so a process killed
+ * half-way leaves neither a migration half-made nor knex's lock row set.
+ */
+const asRun = (database: Knex, migration: PhaseMigration): PhaseMigration =>
+  forEngine(database, { postgres: migration, sqlite: { ...migration, config: { ...migration.config, transaction: true } } });
+
+const sourceOf = (database: Knex, part: Ledger): Knex.MigrationSource<PhaseEntry> => ({
   getMigrations: async () => entriesOf(part),
   getMigrationName: (entry) => entry.name,
-  getMigration: async (entry) => entry.migration,
+  getMigration: async (entry) => asRun(database, entry.migration),
 });
 
-const configOf = (part: Ledger): Knex.MigratorConfig => ({
-  migrationSource: sourceOf(part),
+const configOf = (database: Knex, part: Ledger): Knex.MigratorConfig => ({
+  migrationSource: sourceOf(database, part),
   tableName: TABLE_OF[part],
   disableMigrationsListValidation: true,
 });
@@ -79,7 +88,7 @@ async function moveLaterRecords(database: Knex): Promise<void> {
     .where('name', '>', LAST_OF_THE_FIRST)
     .select<{ name: string; batch: number; migration_time: unknown }[]>('name', 'batch', 'migration_time');
   if (later.length === 0) return;
-  await database.migrate.list(configOf('expand')); // makes knex's record tables for the expand phase
+  await database.migrate.list(configOf(database, 'expand')); // makes knex's record tables for the expand phase
   await database.transaction(async (trx) => {
     await trx(TABLE_OF.expand).insert(later);
     await trx(TABLE_OF.first).where('name', '>', LAST_OF_THE_FIRST).delete();
@@ -90,9 +99,10 @@ async function runPhase(database: Knex, phase: Ledger): Promise<string[]> {
   // Knex's own lock row stays set when a migrating process is killed (a migration outside a
   // transaction commits as it goes). The advisory lock held here is what keeps migrations to one
   // process on PostgreSQL, so a lock row found set is a dead run's and is freed. SQLite keeps its
-  // lock row: nothing there serialises two processes' migrations but knex's lock.
-  if (forEngine(database, { postgres: true, sqlite: false })) await database.migrate.forceFreeMigrationsLock(configOf(phase));
-  const [, applied] = (await database.migrate.latest(configOf(phase))) as [number, string[]];
+  // lock row, which nothing but knex's lock serialises there: its migrations and the lock are one
+  // transaction (`asRun`), so a dead run leaves it free.
+  if (forEngine(database, { postgres: true, sqlite: false })) await database.migrate.forceFreeMigrationsLock(configOf(database, phase));
+  const [, applied] = (await database.migrate.latest(configOf(database, phase))) as [number, string[]];
   return applied;
 }
 
@@ -136,9 +146,9 @@ export async function pendingContract(database: Knex): Promise<string[]> {
 }
 
 export async function rollbackAll(database: Knex): Promise<void> {
-  await database.migrate.rollback(configOf('contract'), true);
-  await database.migrate.rollback(configOf('expand'), true);
-  await database.migrate.rollback(configOf('first'), true);
+  await database.migrate.rollback(configOf(database, 'contract'), true);
+  await database.migrate.rollback(configOf(database, 'expand'), true);
+  await database.migrate.rollback(configOf(database, 'first'), true);
 }
 
 /**
@@ -161,11 +171,11 @@ export async function rollbackLatest(database: Knex): Promise<void> {
       : expanded !== undefined && isFirst(expanded)
         ? 'first'
         : 'expand';
-  await database.migrate.down(configOf(part));
+  await database.migrate.down(configOf(database, part));
 }
 
 /** Runs the expand phase up to and including `last` alone (tests of one migration on a database as the release before it left it). */
 export async function migrateUpTo(database: Knex, last: string): Promise<void> {
   const done = async () => new Set([...(await recorded(database, 'first')), ...(await recorded(database, 'expand'))]);
-  while (!(await done()).has(last)) await database.migrate.up(configOf(isFirst(last) || !(await done()).has(LAST_OF_THE_FIRST) ? 'first' : 'expand'));
+  while (!(await done()).has(last)) await database.migrate.up(configOf(database, isFirst(last) || !(await done()).has(LAST_OF_THE_FIRST) ? 'first' : 'expand'));
 }
