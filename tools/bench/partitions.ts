@@ -5,7 +5,7 @@ import { migrateToLatest } from '../../packages/server/src/db/migrate';
 import { DAY_MS, dayOf, keepPartitions } from '../../packages/server/src/db/partitions';
 import { EXPIRY_RULES } from '../../packages/server/src/jobs/housekeeping';
 import { deleteExpired, type ExpiryRule, partitionedTables } from '../../packages/server/src/services/housekeeping';
-import { subscriptionRow } from '../../packages/server/test/support/webhook-rows';
+import { subscribedInstallation } from '../../packages/server/test/support/webhook-rows';
 import { createBenchStore, type Knex, scratchSchema } from './fixtures';
 import { fixed, printTable, runScript } from './report';
 import { partitionSettings } from './settings';
@@ -35,31 +35,7 @@ interface Fixture {
 
 async function fixture(db: Knex, now: number): Promise<Fixture> {
   const { store } = await createBenchStore({ db, clock: new ManualClock(now) }, 'Partitions bench');
-  const appId = randomUUID();
-  const versionId = randomUUID();
-  const installationId = randomUUID();
-  const subscriptionId = randomUUID();
-  await db('apps').insert({ id: appId, name: 'Partitions bench', created_at: now });
-  await db('app_versions').insert({
-    id: versionId,
-    app_id: appId,
-    number: 1,
-    redirect_urls: '[]',
-    launch_url: 'https://example.com/launch',
-    required_scopes: '[]',
-    optional_scopes: '[]',
-    created_at: now,
-  });
-  await db('installations').insert({
-    id: installationId,
-    store_id: store.id,
-    app_id: appId,
-    version_id: versionId,
-    granted_scopes: '[]',
-    status: 'installed',
-    installed_at: now,
-  });
-  await db('webhook_subscriptions').insert(subscriptionRow({ id: subscriptionId, storeId: store.id, installationId, now }));
+  const { installationId, subscriptionId } = await subscribedInstallation(db, store.id, now);
   return { storeId: store.id, installationId, subscriptionId };
 }
 

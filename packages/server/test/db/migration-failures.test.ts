@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { migrateToLatest, migrateUpTo } from '../../src/db/migrate';
 import { DAY_MS } from '../../src/db/partitions';
@@ -5,7 +6,7 @@ import { observeSteps } from '../../src/db/postgres/online-ddl';
 import { describeOnPostgres, postgresSchema, type TestDatabase } from '../support/databases';
 import { type Cut, hold, runCutting } from '../support/migration-cuts';
 import { dumpSchema } from '../support/schema-dump';
-import { subscriptionRow } from '../support/webhook-rows';
+import { subscribedInstallation } from '../support/webhook-rows';
 
 /**
  * Migrations 019 and 021 (and what runs with them) cut at each of its steps in turn, by a lock held from another
@@ -28,35 +29,12 @@ const schemaOf = async (db: Knex): Promise<string> =>
 async function before019(db: Knex): Promise<{ storeId: string; subscriptionId: string }> {
   await migrateUpTo(db, '018_store_keys');
   const now = Date.now();
-  const ids = (
-    await db.raw<{ rows: { owner: string; store: string; app: string; version: string; installation: string; subscription: string }[] }>(
-      'select gen_random_uuid() as owner, gen_random_uuid() as store, gen_random_uuid() as app, gen_random_uuid() as version, gen_random_uuid() as installation, gen_random_uuid() as subscription',
-    )
-  ).rows[0];
-  if (!ids) throw new Error('no ids');
-  await db('store_owners').insert({ id: ids.owner, email: `${ids.owner}@example.com`, name: 'Noura', password_hash: 'scrypt$x', created_at: now });
-  await db('stores').insert({ id: ids.store, owner_id: ids.owner, name: 'Oud House', domain: `${ids.store}.example.com`, created_at: now });
-  await db('apps').insert({ id: ids.app, name: 'Cuts', created_at: now });
-  await db('app_versions').insert({
-    id: ids.version,
-    app_id: ids.app,
-    number: 1,
-    redirect_urls: '[]',
-    launch_url: 'https://example.com/launch',
-    required_scopes: '[]',
-    optional_scopes: '[]',
-    created_at: now,
-  });
-  await db('installations').insert({
-    id: ids.installation,
-    store_id: ids.store,
-    app_id: ids.app,
-    version_id: ids.version,
-    granted_scopes: '[]',
-    status: 'installed',
-    installed_at: now,
-  });
-  await db('webhook_subscriptions').insert(subscriptionRow({ id: ids.subscription, storeId: ids.store, installationId: ids.installation, now }));
+  const ownerId = randomUUID();
+  const storeId = randomUUID();
+  await db('store_owners').insert({ id: ownerId, email: `${ownerId}@example.com`, name: 'Noura', password_hash: 'scrypt$x', created_at: now });
+  await db('stores').insert({ id: storeId, owner_id: ownerId, name: 'Oud House', domain: `${storeId}.example.com`, created_at: now });
+  const { installationId, subscriptionId } = await subscribedInstallation(db, storeId, now);
+  const ids = { store: storeId, installation: installationId, subscription: subscriptionId };
   await db.raw(
     `insert into outbox_events (id, store_id, type, payload, occurred_at, dispatched_at)
      select gen_random_uuid(), ?, 'product.created', '{}', ?::bigint - n * 1000, ?::bigint - n * 1000 from generate_series(1, ?) n`,

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { migrateToLatest, migrateUpTo, rollbackAll, rollbackLatest } from '../../src/db/migrate';
 import { brokenUniqueIndex } from '../../src/db/transactions';
 import { testDatabases } from '../support/databases';
-import { subscriptionRow } from '../support/webhook-rows';
+import { subscribedInstallation } from '../support/webhook-rows';
 
 const TABLES = [
   'store_owners',
@@ -66,30 +66,7 @@ const attemptRow = (subscriptionId: string, at: number) => ({
 
 /** Rows of every table 019 changes, as the release before it wrote them; answers the subscription's id. */
 async function rowsBefore019(database: Knex, storeId: string, installationId: string, now: number): Promise<string> {
-  const appId = randomUUID();
-  await database('apps').insert({ id: appId, name: 'Partitions', created_at: now });
-  const versionId = randomUUID();
-  await database('app_versions').insert({
-    id: versionId,
-    app_id: appId,
-    number: 1,
-    redirect_urls: '[]',
-    launch_url: 'https://example.com/launch',
-    required_scopes: '[]',
-    optional_scopes: '[]',
-    created_at: now,
-  });
-  await database('installations').insert({
-    id: installationId,
-    store_id: storeId,
-    app_id: appId,
-    version_id: versionId,
-    granted_scopes: '[]',
-    status: 'installed',
-    installed_at: now,
-  });
-  const subscriptionId = randomUUID();
-  await database('webhook_subscriptions').insert(subscriptionRow({ id: subscriptionId, storeId, installationId, now }));
+  const { subscriptionId } = await subscribedInstallation(database, storeId, now, { installationId });
   for (const at of [now - 1000, now]) {
     await database('outbox_events').insert({ id: randomUUID(), store_id: storeId, type: 'product.created', payload: '{}', occurred_at: at });
   }

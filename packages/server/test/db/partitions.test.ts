@@ -8,7 +8,7 @@ import { EXPIRY_RULES } from '../../src/jobs/housekeeping';
 import { partitionedTables } from '../../src/services/housekeeping';
 import { OUTBOX_KEPT_MS } from '../../src/services/outbox';
 import { describeOnPostgres, testDatabases } from '../support/databases';
-import { subscriptionRow } from '../support/webhook-rows';
+import { subscribedInstallation } from '../support/webhook-rows';
 
 const TABLES = partitionedTables(EXPIRY_RULES);
 
@@ -19,36 +19,6 @@ async function aStore(db: Knex): Promise<string> {
   const store = { id: randomUUID(), owner_id: owner.id, name: 'Oud House', domain: `${randomUUID()}.example.com`, created_at: 1 };
   await db('stores').insert(store);
   return store.id;
-}
-
-/** A subscription of the store (deliveries reference it), with its installation and app. */
-async function aSubscription(db: Knex, storeId: string, now: number): Promise<string> {
-  const appId = randomUUID();
-  await db('apps').insert({ id: appId, name: 'Partitions', created_at: now });
-  const versionId = randomUUID();
-  await db('app_versions').insert({
-    id: versionId,
-    app_id: appId,
-    number: 1,
-    redirect_urls: '[]',
-    launch_url: 'https://example.com/launch',
-    required_scopes: '[]',
-    optional_scopes: '[]',
-    created_at: now,
-  });
-  const installationId = randomUUID();
-  await db('installations').insert({
-    id: installationId,
-    store_id: storeId,
-    app_id: appId,
-    version_id: versionId,
-    granted_scopes: '[]',
-    status: 'installed',
-    installed_at: now,
-  });
-  const id = randomUUID();
-  await db('webhook_subscriptions').insert(subscriptionRow({ id, storeId, installationId, now }));
-  return id;
 }
 
 const anEvent = (storeId: string, at: number, dispatched: boolean) => ({
@@ -181,7 +151,7 @@ describeOnPostgres('partitions by time', (testDatabase) => {
   it('drop a day of deliveries once each is final and its event past retention; a pending one keeps its day', async () => {
     const start = dayOf(Date.now()) + 120 * DAY_MS;
     await keepPartitions(db, TABLES, start);
-    const subscription = await aSubscription(db, storeId, start);
+    const { subscriptionId: subscription } = await subscribedInstallation(db, storeId, start);
     const delivery = (at: number, finished: boolean) => ({
       store_id: storeId,
       subscription_id: subscription,
