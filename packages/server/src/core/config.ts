@@ -460,7 +460,11 @@ export const SETTINGS = {
     '`false`',
     flag(false),
   ),
-  MIGRATE_ON_START: setting('Bring the schema up to date at start. `false` when a release job runs `svc migrate`.', '`true`', flag(true)),
+  MIGRATE_ON_START: setting(
+    'Bring the schema up to date at start (the expand phase; `svc migrate --contract` runs the contract phase after a rollout). `false` when a release job runs `svc migrate`.',
+    '`true`',
+    flag(true),
+  ),
   SHUTDOWN_DELAY_MS: setting(
     'After SIGTERM, how long the listener keeps accepting while `/readyz` answers 503, so load balancers stop sending first.',
     '`5000` in production, `0` elsewhere',

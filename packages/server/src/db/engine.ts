@@ -138,10 +138,11 @@ export interface TimePartitions {
   /** Every row whose `column` is at most this has expired at `now` (the table's expiry rule says the same). */
   readonly cutoff: (now: number) => number;
   /**
-   * Rows the expiry rule keeps although their time has passed (events not fanned out yet): a
-   * partition holding one is not dropped, and its other rows are deleted one by one.
+   * Rows the expiry rule keeps at `now` although their partition's time has passed (events not
+   * fanned out yet, deliveries not final): a partition holding one is not dropped, and its other
+   * rows are deleted one by one. Asked again, under the table's lock, in the transaction that drops.
    */
-  readonly kept?: (rows: Knex.QueryBuilder) => Knex.QueryBuilder;
+  readonly kept?: (rows: Knex.QueryBuilder, now: number) => Knex.QueryBuilder;
 }
 
 /** What one upkeep did to a table's partitions, by name. */
