@@ -56,6 +56,48 @@ export interface RunningReplica {
   remove(): Promise<void>;
   /** Its postmaster's process id (the bench measures the CPU of its tree). */
   postmasterPid(): number;
+  /**
+   * Stops every process of the replica, the postmaster first (SIGSTOP), as a frozen host or a
+   * network partition looks from the service: connections stay open, the kernel still accepts new
+   * ones, and nothing answers. `thaw` resumes them (SIGCONT).
+   */
+  freeze(): void;
+  thaw(): void;
+}
+
+/** A process and its descendants, parents first (from /proc: Linux). */
+export function processTree(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // ended meanwhile
+    }
+    // `pid (comm) state ppid …`: the name may hold spaces and parentheses, so read after the last ')'.
+    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+  }
+  const tree: number[] = [];
+  const visit = (pid: number) => {
+    tree.push(pid);
+    for (const child of children.get(pid) ?? []) visit(child);
+  };
+  visit(root);
+  return tree;
+}
+
+/** Sends `signal` to a process tree, its root first: a stopped postmaster starts no new child meanwhile. */
+export function signalTree(root: number, signal: NodeJS.Signals): void {
+  for (const pid of processTree(root)) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // ended meanwhile
+    }
+  }
 }
 
 /**
@@ -108,11 +150,15 @@ export async function startReplica(primaryUrl: string): Promise<RunningReplica> 
   url.hostname = '127.0.0.1';
   url.port = String(port);
   const log = path.join(dir, 'postgres.log');
+  const pidFile = path.join(data, 'postmaster.pid');
+  const postmasterPid = () => Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
   const start = async () => {
     await as('pg_ctl', ['--pgdata', data, '--log', log, '--wait', '--timeout=60', 'start']);
     await waitUntilStreaming(url.toString());
   };
   const stop = async () => {
+    // A frozen postmaster would take the stop request only once resumed.
+    if (fs.existsSync(pidFile)) signalTree(postmasterPid(), 'SIGCONT');
     await as('pg_ctl', ['--pgdata', data, '--mode=fast', '--wait', 'stop']).catch(() => undefined);
   };
   try {
@@ -140,7 +186,13 @@ export async function startReplica(primaryUrl: string): Promise<RunningReplica> 
     },
     stop,
     start,
-    postmasterPid: () => Number(fs.readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]),
+    postmasterPid,
+    freeze() {
+      signalTree(postmasterPid(), 'SIGSTOP');
+    },
+    thaw() {
+      signalTree(postmasterPid(), 'SIGCONT');
+    },
     async remove() {
       await stop();
       fs.rmSync(dir, { recursive: true, force: true });
