@@ -8,7 +8,7 @@ import type { ReadReplicas, ReplicaSettings } from '../read-routing';
 import { SharedListener } from '../shared-listener';
 import { libraryStoreOptions } from '../stored-limiters';
 import { answerWithin, disposeOf, type PgDeadlineClient, type PgPooledClient } from './internals';
-import { holdLeadership, withAdvisoryLock } from './locks';
+import { holdLeadership, type LeaderConnection, withAdvisoryLock } from './locks';
 import { postgresAnnouncer, postgresListener } from './notifications';
 import { keepPostgresPartitions } from './partitions';
 import { PreparedStatements } from './prepared-statements';
@@ -39,6 +39,10 @@ interface PoolShape {
   /** Each statement answers within this, or its connection is cut (internals.ts `answerWithin`); unset, no client-side deadline. */
   readonly answerWithinMs?: number;
   readonly keepAlive: boolean;
+  /** Runs on each connection the pool opens, before any statement of the pool's; one that fails closes the connection and fails the acquire. */
+  readonly claim?: (connection: LeaderConnection) => Promise<void>;
+  /** Keeps its connection however long it idles (the leader's: the lock lives with the session). */
+  readonly keepsItsConnection?: boolean;
 }
 
 /** The primary's pool: the server bounds its statements (`statement_timeout`), and a request waits for a connection rather than failing at once. */
@@ -50,6 +54,20 @@ const PRIMARY_POOL: PoolShape = { connectMs: PG_CONNECT_MS, acquireMs: PG_ACQUIR
  * serves it (docs/decisions/0085-replica-deadlines.md).
  */
 const replicaPool = (timeoutMs: number): PoolShape => ({ connectMs: timeoutMs, acquireMs: timeoutMs, answerWithinMs: timeoutMs, keepAlive: true });
+
+/**
+ * The leader's pool: its one connection, taken with the lock (db/postgres/locks.ts), kept while it
+ * lives. A statement of a round that does not answer within the statement timeout and 5 s more is
+ * cut: the server would have cancelled it by then, so the session is gone (a partition).
+ */
+const leaderPool = (claim: PoolShape['claim'], statementTimeoutMs: number): PoolShape => ({
+  connectMs: PG_CONNECT_MS,
+  acquireMs: PG_ACQUIRE_MS,
+  ...(statementTimeoutMs > 0 ? { answerWithinMs: statementTimeoutMs + 5000 } : {}),
+  keepAlive: true,
+  claim,
+  keepsItsConnection: true,
+});
 
 /**
  * SQLSTATEs of a session PostgreSQL ends: connection exceptions (08), operator intervention (57P0x:
@@ -78,7 +96,19 @@ const watchedAs =
   (client: PgDeadlineClient, done: (error: Error | null, client: PgPooledClient) => void): void => {
     retiredWhenTheSessionEnds(client);
     if (shape.answerWithinMs !== undefined) answerWithin(client, shape.answerWithinMs);
-    done(null, client);
+    if (!shape.claim) {
+      done(null, client);
+      return;
+    }
+    const session = client as unknown as pg.Client;
+    shape.claim(session).then(
+      () => done(null, client),
+      (error: unknown) => {
+        // knex keeps no connection whose creation failed: it is closed here.
+        session.end().catch(() => undefined);
+        done(error instanceof Error ? error : new Error(String(error)), client);
+      },
+    );
   };
 
 export interface PostgresSettings {
@@ -123,7 +153,7 @@ export function openPostgres(settings: PostgresSettings, shape: PoolShape = PRIM
       connectionTimeoutMillis: shape.connectMs,
       ...(shape.keepAlive ? keepAlive : {}),
     },
-    pool: { min: 0, max: settings.poolMax, afterCreate: watchedAs(shape) },
+    pool: { min: shape.keepsItsConnection ? 1 : 0, max: settings.poolMax, afterCreate: watchedAs(shape) },
     // A request waits at most this for a free connection, then answers 503 rather than hanging.
     acquireConnectionTimeout: shape.acquireMs,
     ...(settings.schema ? { searchPath: [settings.schema] } : {}),
@@ -186,8 +216,10 @@ class PostgresEngine implements Engine {
     return withAdvisoryLock(this.session, lock, work);
   }
 
-  holdLeadership({ retryMs, onChange }: LeadershipOptions & { readonly retryMs: number }) {
-    return holdLeadership(this.session, retryMs, onChange);
+  holdLeadership(_db: Knex, { retryMs, onChange }: LeadershipOptions & { readonly retryMs: number }) {
+    // A session of its own to PostgreSQL itself, as LISTEN's and the migrations' lock's are.
+    const session = { ...this.settings, url: this.settings.directUrl ?? this.settings.url, directUrl: undefined, poolMax: 1 };
+    return holdLeadership((claim) => openPostgres(session, leaderPool(claim, this.settings.statementTimeoutMs)), retryMs, onChange);
   }
 
   listenForWebhookWork(onWork: () => void, options: Parameters<Engine['listenForWebhookWork']>[1]) {
