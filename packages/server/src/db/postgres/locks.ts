@@ -80,6 +80,9 @@ const HOLDS_THE_LEAD_SQL = `select exists (
  */
 export const LEAD_CHECK_MS = 5000;
 
+/** The leader's session's `application_name`, so that operators can tell it in `pg_stat_activity` (the lock is in `pg_locks`). */
+export const LEADER_NAME = 'svc housekeeping leader';
+
 /** The claim refused: not trying to lead (a round never opens a session of its own), or another process holds the lock. */
 class NotLeading extends Error {}
 
@@ -137,7 +140,11 @@ export function holdLeadership(open: LeaderPool, retryMs: number, onChange: ((he
 
   const db = open(async (connection) => {
     if (!trying || stopped || rounds > 0) throw new NotLeading('this process is not trying to lead: a round opens no session of its own');
-    const { rows } = await connection.query<{ locked: boolean }>('select pg_try_advisory_lock($1, $2) as locked', [SVC, LOCK_KEYS.leader]);
+    const { rows } = await connection.query<{ locked: boolean }>("select pg_try_advisory_lock($1, $2) as locked, set_config('application_name', $3, false)", [
+      SVC,
+      LOCK_KEYS.leader,
+      LEADER_NAME,
+    ]);
     if (!rows[0]?.locked) throw new NotLeading('another process leads');
     session = connection;
     // The server ended the session (terminated, restarted) or the network did: the lock went with it.
