@@ -254,17 +254,18 @@ describeWith(REPLICA, 'read replicas', () => {
     replica.freeze();
     const latencies: number[] = [];
     try {
-      // Ten callers at once, ten times over, on both instances: the first ones meet the frozen
-      // replica and wait out the deadline, the later ones find it skipped.
-      for (let round = 0; round < 10; round += 1) {
+      // Five callers at once, twenty times over, on both instances (the first page of 25 a syncing
+      // app reads): the first ones meet the frozen replica and wait out the deadline, the later
+      // ones find it skipped.
+      for (let round = 0; round < 20; round += 1) {
         await Promise.all(
-          Array.from({ length: 10 }, async (_, caller) => {
+          Array.from({ length: 5 }, async (_, caller) => {
             const started = performance.now();
-            const response = await listProductsCall(caller % 2 === 0 ? h.app : other.app, store.store.id, reader, { limit: 100 });
+            const response = await listProductsCall(caller % 2 === 0 ? h.app : other.app, store.store.id, reader, { limit: 25 });
             latencies.push(performance.now() - started);
             expect(response.status).toBe(200);
             expect(response.body.meta.consistency).toBe('live_keyset');
-            expect(response.body.data).toHaveLength(100);
+            expect(response.body.data).toHaveLength(25);
           }),
         );
       }
@@ -282,8 +283,9 @@ describeWith(REPLICA, 'read replicas', () => {
       replica.thaw();
     }
     latencies.sort((a, b) => a - b);
-    // The bound is the behaviour here: the deadline, then a primary read. 100 ms of slack for that
-    // read on a machine shared with other suites (it takes under 5 ms when quiet).
+    // The bound is the behaviour here: the deadline, then the primary's read. The slack, 100 ms
+    // (the issue's), is for the bearer check before the deadline starts and the primary's read and
+    // the answer after it, in this one process beside the other callers (under 10 ms when quiet).
     expect(latencies).toHaveLength(100);
     expect(latencies[98]).toBeLessThan(TIMEOUT_MS + 100);
     expect(await untilServedByReplica(h.app, writer)).toEqual({ ids: before.ids, consistency: 'replica_keyset' });
