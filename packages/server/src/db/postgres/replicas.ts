@@ -84,34 +84,28 @@ export function postgresReplicas(primary: Knex, pools: readonly Knex[], settings
   const unanswered = (replica: Replica, problem: string) => see(replica, { ...replica.view, replayed: undefined, lagMs: undefined }, problem);
 
   const pollReplica = async (replica: Replica) => {
-    // A poll still under way is not doubled; the deadline below has already skipped its replica.
+    // A poll still under way is not doubled: the next one waits for it to end.
     if (replica.polling) return;
     replica.polling = true;
-    try {
-      const asked = selectRows<{ in_recovery: boolean; replayed: string | null }>(replica.db, REPLICA_POSITION_SQL, []);
-      const [row] = await withinMs(asked, settings.timeoutMs, 'its lag poll').catch((error: unknown) => {
-        // The poll is left to its connection's deadline; the replica is skipped now.
-        if (error instanceof ReplicaTimeout) {
-          void asked
-            .catch(() => undefined)
-            .finally(() => {
-              replica.polling = false;
-            });
-        }
-        throw error;
+    const asked = selectRows<{ in_recovery: boolean; replayed: string | null }>(replica.db, REPLICA_POSITION_SQL, []);
+    void asked
+      .catch(() => undefined)
+      .finally(() => {
+        replica.polling = false;
       });
+    try {
+      // Past the deadline the replica is skipped at once; the poll is left to its connection's own deadline.
+      const [row] = await withinMs(asked, settings.timeoutMs, 'its lag poll');
       const now = performance.now();
       if (!row?.in_recovery || row.replayed === null) {
-        see(replica, { ...replica.view, replayed: undefined, lagMs: undefined }, 'it is not a replica in recovery (promoted, or the primary itself)');
+        unanswered(replica, 'it is not a replica in recovery (promoted, or the primary itself)');
         return;
       }
       const replayed = walBytesOf(row.replayed);
       see(replica, { name: replica.name, replayed, lagMs: samples.lagOf(replayed, now), polledAt: now });
     } catch (error) {
       unanswered(replica, (error as Error).message);
-      if (error instanceof ReplicaTimeout) return;
     }
-    replica.polling = false;
   };
 
   const poll = async () => {
