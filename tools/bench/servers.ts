@@ -32,6 +32,8 @@ export interface ServerUnderTest {
   cpu(): Promise<CpuTime>;
   /** Asks the server to stop, kills it if it has not within STOP_GRACE_MS, and removes what its start made. */
   stop(): Promise<void>;
+  /** The built server's output so far (its log lines), until it is stopped; a bench script's goes to the bench's own. */
+  log?(): string;
 }
 
 export interface BenchScriptServer<Ready extends ReadyMessage> extends ServerUnderTest {
@@ -232,7 +234,7 @@ async function launchBuilt({ env, processes = 1, sourceMaps = false }: BuiltServ
       fs.closeSync(log);
       fs.rmSync(logFile, { force: true });
     },
-    extras: () => ({}),
+    extras: () => ({ log: () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '') }),
   };
 }
 

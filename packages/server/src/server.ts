@@ -10,6 +10,7 @@ import { listen } from './runtime/http-server';
 import { assembleProcess, type ServiceProcess } from './runtime/process';
 import { handleShutdown, pause } from './runtime/shutdown';
 import { printDemo, seedDemoStore, simulateDemo } from './seeds/demo-start';
+import { SWEEP_LIMITS } from './services/housekeeping';
 
 /** Beyond the stop's delay and drain, the time left for dispatchers, the pool and the logs: the defaults (5 + 20 + 4 s) end inside the usual 30 s grace period. */
 const STOP_MARGIN_MS = 4_000;
@@ -117,7 +118,7 @@ export async function startServer(config: Config, tracing?: StartedTracing): Pro
     printDemo(base, demo);
     void simulateDemo(services, base, demo, shutdown.signal);
   }
-  // One process among every instance on the database runs housekeeping: the leader (db/dialect.ts).
+  // One process among every instance on the database runs housekeeping: the leader, on its own session (db/locks.ts).
   const leadership = holdLeadership(
     database,
     // On SQLite the one process leads: nothing to say.
@@ -125,7 +126,7 @@ export async function startServer(config: Config, tracing?: StartedTracing): Pro
       ? { onChange: (held) => logger.info(held ? `Housekeeping leader: process ${process.pid}` : `Housekeeping leader no more: process ${process.pid}`) }
       : {},
   );
-  const housekeeping = scheduleHousekeeping(() => runHousekeeping(services), {
+  const housekeeping = scheduleHousekeeping(() => runHousekeeping(services, SWEEP_LIMITS, leadership), {
     leader: leadership,
     log: (message) => logger.info(message),
     logError: (message) => logger.error(message),

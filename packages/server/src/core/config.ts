@@ -44,6 +44,13 @@ export interface DatabaseConfig {
   readonly replicaUrls?: readonly string[];
   /** `DATABASE_REPLICA_MAX_LAG_MS`: a replica further behind the primary than this is skipped for it. */
   readonly replicaMaxLagMs?: number;
+  /**
+   * `DATABASE_REPLICA_TIMEOUT_MS`: a replica's read, lag poll or connection attempt that takes longer
+   * is cut, the replica skipped and the read served by the primary (docs/decisions/0085-replica-deadlines.md).
+   */
+  readonly replicaTimeoutMs?: number;
+  /** `DATABASE_REPLICA_POOLED`: the replica URLs go through a transaction pooler (statements unnamed, the timeout set by the pooler). */
+  readonly replicaPooled?: boolean;
   /** The most connections a PostgreSQL pool holds (SQLite has one writer and one reader). */
   readonly poolMax: number;
   /** PostgreSQL's `statement_timeout` per connection, in ms; 0 leaves statements unbounded. */
@@ -287,6 +294,13 @@ const databaseUrl = z
 /** `DATABASE_REPLICA_MAX_LAG_MS`'s default. */
 export const DEFAULT_REPLICA_MAX_LAG_MS = 5000;
 
+/**
+ * `DATABASE_REPLICA_TIMEOUT_MS`'s default: a hundred times the slowest read a current replica
+ * serves (a first page in under 1 ms, a report over a new range in about 10 ms), and a tenth of
+ * the shortest timeout clients commonly set (docs/decisions/0085-replica-deadlines.md).
+ */
+export const DEFAULT_REPLICA_TIMEOUT_MS = 1000;
+
 /** Replicas one process reads from: each holds a pool and is polled for its position. */
 export const MAX_REPLICAS = 16;
 
@@ -420,6 +434,16 @@ export const SETTINGS = {
     "How far behind the primary a replica may be, in ms, and still serve reads (lists then miss at most this much of other callers' writes; a caller's own writes are always seen).",
     '`5000`',
     decimal('from 0 to 600000', 0, LONGEST_WAIT_MS, DEFAULT_REPLICA_MAX_LAG_MS),
+  ),
+  DATABASE_REPLICA_TIMEOUT_MS: setting(
+    "How long a replica may take, in ms, to answer a read, a lag poll or a connection attempt: past it the connection is cut (never pooled again), the replica is skipped until a poll answers in time, and the primary serves the read, with no error to the caller. Also each replica session's `statement_timeout`. A replica that stops answering (a frozen host, a partition) adds at most this to the requests already sent to it.",
+    '`1000`',
+    decimal('from 10 to 600000', 10, LONGEST_WAIT_MS, DEFAULT_REPLICA_TIMEOUT_MS),
+  ),
+  DATABASE_REPLICA_POOLED: setting(
+    'Whether `DATABASE_REPLICA_URL` goes through a transaction pooler (PgBouncer `pool_mode = transaction`) rather than to the replicas themselves: statements then run unnamed there, and the pooler sets the statement timeout (`connect_query`), as it does for a pooled primary. Unset, each replica is a session that gets `DATABASE_REPLICA_TIMEOUT_MS` as its `statement_timeout`, however `DATABASE_URL` is reached.',
+    '`false`',
+    flag(false),
   ),
   DATA_DIR: setting(
     'Where SQLite keeps its file (and, on SQLite outside production, the development sealing key).',
@@ -596,6 +620,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, reader: ConfigR
       directUrl: values.DATABASE_DIRECT_URL,
       replicaUrls: values.DATABASE_REPLICA_URL,
       replicaMaxLagMs: values.DATABASE_REPLICA_MAX_LAG_MS,
+      replicaTimeoutMs: values.DATABASE_REPLICA_TIMEOUT_MS,
+      replicaPooled: values.DATABASE_REPLICA_POOLED,
       poolMax: values.DATABASE_POOL_MAX,
       statementTimeoutMs: values.DATABASE_STATEMENT_TIMEOUT_MS,
       connectTimeoutMs: values.DATABASE_CONNECT_TIMEOUT_MS,

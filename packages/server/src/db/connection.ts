@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Knex } from 'knex';
-import { type Config, type DatabaseConfig, DEFAULT_REPLICA_MAX_LAG_MS } from '../core/config';
+import { type Config, type DatabaseConfig, DEFAULT_REPLICA_MAX_LAG_MS, DEFAULT_REPLICA_TIMEOUT_MS } from '../core/config';
 import { engineOf } from './engine';
 import { type DatabaseLog, stderrLog } from './knex-log';
 import { openPostgres } from './postgres/engine';
@@ -42,13 +42,18 @@ export function createDatabase(
  * every read then stays on the primary. Closed with the process, after the primary's last use.
  */
 export function openReplicas(
-  config: { database?: Pick<DatabaseConfig, 'replicaUrls' | 'replicaMaxLagMs'> },
+  config: { database?: Pick<DatabaseConfig, 'replicaUrls' | 'replicaMaxLagMs' | 'replicaTimeoutMs' | 'replicaPooled'> },
   primary: Knex,
   log: (line: string) => void,
 ): ReadReplicas {
-  const urls = config.database?.replicaUrls ?? [];
+  const { replicaUrls: urls = [], replicaMaxLagMs, replicaTimeoutMs, replicaPooled } = config.database ?? {};
   if (urls.length === 0) return noReplicas(primary);
-  return engineOf(primary).openReplicas(primary, urls, { maxLagMs: config.database?.replicaMaxLagMs ?? DEFAULT_REPLICA_MAX_LAG_MS, log });
+  return engineOf(primary).openReplicas(primary, urls, {
+    maxLagMs: replicaMaxLagMs ?? DEFAULT_REPLICA_MAX_LAG_MS,
+    timeoutMs: replicaTimeoutMs ?? DEFAULT_REPLICA_TIMEOUT_MS,
+    pooled: replicaPooled ?? false,
+    log,
+  });
 }
 
 /** What a server holds of its database while it runs: let go at its stop's last step. */

@@ -62,11 +62,33 @@ export interface Judged {
 /** The advisory locks the service takes between processes. */
 export type AdvisoryLock = 'migrations' | 'leader';
 
-/** Whether this process is the leader of the instances on its database: the one that runs housekeeping. */
+/**
+ * Whether this process is the leader of the instances on its database: the one that runs the
+ * fleet-wide jobs (housekeeping, the partitions' upkeep), a round at a time
+ * (docs/decisions/0086-one-leader.md).
+ */
 export interface Leadership {
   readonly held: boolean;
+  /** Waits for the try under way (the first begins at once) and answers whether this process leads. */
+  tried(): Promise<boolean>;
+  /**
+   * Runs one round of a fleet-wide job if this process leads, and answers its result (undefined when
+   * it does not lead). The lead is confirmed first, by a statement within a deadline on the session
+   * that holds it; `work` then runs on that session alone, so each of its statements runs while the
+   * lead is held, and should the session be lost midway the next statement fails rather than act
+   * beside a new leader ({@link LeadershipLost}).
+   */
+  round<T>(work: (db: Knex) => Promise<T>): Promise<T | undefined>;
   /** Gives the lead up (another instance takes it at its next try) and closes the lock's connection. */
   stop(): Promise<void>;
+}
+
+/** A round stopped because this process lost the lead during it: the rest is left to the new leader. */
+export class LeadershipLost extends Error {
+  constructor(readonly reason: string) {
+    super(`this process no longer leads (${reason})`);
+    this.name = 'LeadershipLost';
+  }
 }
 
 export interface LeadershipOptions {
@@ -195,7 +217,8 @@ export interface Engine {
   readonly pauseBetweenBatches: (() => Promise<void>) | undefined;
   /** Runs `work` while this process holds the named lock among every process on the database. */
   withAdvisoryLock<T>(lock: AdvisoryLock, work: () => Promise<T>): Promise<T>;
-  holdLeadership(options: LeadershipOptions & { readonly retryMs: number }): Leadership;
+  /** The leadership among every process on the database whose pool `db` is. */
+  holdLeadership(db: Knex, options: LeadershipOptions & { readonly retryMs: number }): Leadership;
   /** Announces webhook work to listeners once `db`'s transaction commits (at once outside one). */
   announceWebhookWork(db: Db): Promise<void>;
   /** Calls `onWork` for every announcement heard, and once each time the listening is (re)opened. */

@@ -3,6 +3,7 @@ import { type AdvisoryLock, engineOf, type Leadership, type LeadershipOptions } 
 import type { Db } from './transactions';
 
 export type { AdvisoryLock, Leadership, LeadershipOptions } from './engine';
+export { LeadershipLost } from './engine';
 
 /**
  * Locks, on whichever database the handle is (its engine, db/engine.ts, knows how): rows locked
@@ -51,8 +52,9 @@ export const LEADER_RETRY_MS = 30_000;
 
 /**
  * The leader among every instance and worker process on one database. On SQLite the one server
- * process leads. On PostgreSQL the leader holds a session advisory lock, and when it stops or its
- * connection dies, another instance takes the lead at its next try (db/postgres/locks.ts).
+ * process leads. On PostgreSQL the leader holds a session advisory lock and runs its rounds on that
+ * session; when it stops, or its session dies or stops answering, it acts no more, and another
+ * instance takes the lead at its next try (db/postgres/locks.ts, docs/decisions/0086-one-leader.md).
  */
 export const holdLeadership = (db: Knex, { retryMs = LEADER_RETRY_MS, onChange }: LeadershipOptions = {}): Leadership =>
-  engineOf(db).holdLeadership({ retryMs, ...(onChange ? { onChange } : {}) });
+  engineOf(db).holdLeadership(db, { retryMs, ...(onChange ? { onChange } : {}) });

@@ -34,7 +34,7 @@ export interface ReplicaStatus {
   /** `replica-1`, `replica-2`… in `DATABASE_REPLICA_URL`'s order: never its address. */
   readonly name: string;
   readonly state: 'current' | 'lagging' | 'unavailable';
-  /** How far behind the primary it was at its last poll, in ms; null when it does not answer. */
+  /** How far behind the primary it may be now (its lag at its last poll and the time since), in ms; null when it does not answer. */
   readonly lagMs: number | null;
 }
 
@@ -52,8 +52,14 @@ export interface ReadReplicas {
   route(positionRows: readonly unknown[], installationId: string, walkOn?: string): ReadRoute;
   /** An installation's write has committed: reads of it wait for a replica to replay this far. */
   noteWrite(storeId: string, installationId: string): Promise<void>;
-  /** A read on a replica failed: the replica is skipped until a poll finds it answering again. */
-  failed(route: ReadRoute): void;
+  /**
+   * Runs a read routed to a replica within the replica deadline (`DATABASE_REPLICA_TIMEOUT_MS`):
+   * past it, rejects with {@link ReplicaTimeout} at once, and the read left behind is cut by its
+   * connection's own deadline (db/postgres/replicas.ts), never waited for.
+   */
+  withinDeadline<T>(read: () => Promise<T>): Promise<T>;
+  /** A read on a replica failed (`error`: why): the replica is skipped until a poll finds it answering again. */
+  failed(route: ReadRoute, error?: unknown): void;
   status(): readonly ReplicaStatus[];
   close(): Promise<void>;
 }
@@ -61,6 +67,10 @@ export interface ReadReplicas {
 /** How a process reads from its replicas. */
 export interface ReplicaSettings {
   readonly maxLagMs: number;
+  /** A read, a lag poll or a connection attempt on a replica that takes longer is cut, and the replica skipped. */
+  readonly timeoutMs: number;
+  /** The replica URLs go through a transaction pooler (`DATABASE_REPLICA_POOLED`). */
+  readonly pooled: boolean;
   /** Told when a replica stops answering, and when it answers again. */
   readonly log: (line: string) => void;
 }
@@ -75,6 +85,7 @@ export function noReplicas(primary: Db): ReadReplicas {
     },
     route: () => route,
     noteWrite: async () => undefined,
+    withinDeadline: (read) => read(),
     failed: () => undefined,
     status: () => [],
     close: async () => undefined,
@@ -129,10 +140,54 @@ export interface RoutingBounds {
   readonly staleAfterMs: number;
 }
 
+/**
+ * How far behind the primary the replica may be at `now`: its lag at its last poll plus the time
+ * since. A replica that had replayed everything committed `lagMs` before the poll answered has, at
+ * worst, replayed nothing since; so between polls a replica is trusted only as long as that sum
+ * stays within the bound, and one whose polls stop answering turns `lagging` by itself. Undefined
+ * when the last poll found no position.
+ */
+export function lagAt(view: ReplicaView, now: number): number | undefined {
+  if (view.replayed === undefined || view.lagMs === undefined) return undefined;
+  return view.lagMs + Math.max(0, now - view.polledAt);
+}
+
 /** The state a view puts a replica in. */
 export function stateOf(view: ReplicaView, now: number, bounds: RoutingBounds): ReplicaStatus['state'] {
-  if (view.replayed === undefined || view.lagMs === undefined || now - view.polledAt > bounds.staleAfterMs) return 'unavailable';
-  return view.lagMs > bounds.maxLagMs ? 'lagging' : 'current';
+  const lag = lagAt(view, now);
+  if (lag === undefined || now - view.polledAt > bounds.staleAfterMs) return 'unavailable';
+  return lag > bounds.maxLagMs ? 'lagging' : 'current';
+}
+
+/** A replica read or lag poll that did not answer within the replica deadline. */
+export class ReplicaTimeout extends Error {
+  constructor(
+    readonly what: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`${what} did not answer within ${timeoutMs} ms`);
+    this.name = 'ReplicaTimeout';
+  }
+}
+
+/**
+ * `work`'s outcome, or a {@link ReplicaTimeout} once `timeoutMs` has passed; `work` is then left to
+ * end on its own (its failure is not reported twice).
+ */
+export function withinMs<T>(work: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new ReplicaTimeout(what, timeoutMs)), timeoutMs);
+    work.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
 }
 
 /**

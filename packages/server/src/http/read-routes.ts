@@ -21,9 +21,11 @@ export const mayWrite = (entry: OperationEntry): boolean => entry.auth === 'bear
 
 /**
  * Runs a read on its route. A replica that fails it (stopped, cut off, a query cancelled by
- * recovery) is skipped from then on until it answers its polls again, and the primary serves the
- * same read, so the caller sees no error: a list or report changes nothing, so it can run twice.
- * An error the service means to answer (a bad cursor) is answered as it is.
+ * recovery) or does not answer it within the replica deadline (`DATABASE_REPLICA_TIMEOUT_MS`: a
+ * frozen host, a partition) is skipped from then on until it answers its polls again, and the
+ * primary serves the same read at once, so the caller sees no error and waits at most the deadline
+ * more: a list or report changes nothing, so it can run twice. An error the service means to
+ * answer (a bad cursor) is answered as it is.
  */
 export async function readOnRoute<T>(services: Services, route: ReadRoute, read: (route: ReadRoute) => Promise<T>): Promise<T> {
   if (route.servedBy === 'primary') {
@@ -31,12 +33,12 @@ export async function readOnRoute<T>(services: Services, route: ReadRoute, read:
     return read(route);
   }
   try {
-    const answer = await read(route);
+    const answer = await services.replicas.withinDeadline(() => read(route));
     services.metrics.routedRead('replica', route.reason);
     return answer;
   } catch (error) {
     if (isApiError(error)) throw error;
-    services.replicas.failed(route);
+    services.replicas.failed(route, error);
     services.metrics.routedRead('primary', 'failed');
     return read({ db: services.db, servedBy: 'primary', reason: 'failed' });
   }

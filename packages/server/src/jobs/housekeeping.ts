@@ -1,4 +1,5 @@
 import { signInLimitsExpiry } from '../dashboard/sign-in-guard';
+import { type Leadership, LeadershipLost } from '../db/locks';
 import { webhookAttemptsExpiry, webhookDeliveriesExpiry } from '../domain/webhooks/delivery/attempts';
 import { repairWebhookQueues } from '../domain/webhooks/delivery/queues';
 import { idempotencyKeysExpiry } from '../http/idempotency';
@@ -28,13 +29,24 @@ export const EXPIRY_RULES: readonly ExpiryRule[] = [
   webhookDeliveriesExpiry,
 ];
 
+/** The rounds of the fleet-wide jobs, as the leadership runs them (db/locks.ts `Leadership.round`). */
+export type Rounds = Pick<Leadership, 'round'>;
+
 /**
- * One housekeeping run: deletes what has expired in every table, in bounded batches, then makes due
- * any webhook queue that pending deliveries wait in unseen (delivery/queues.ts: the safety net).
+ * One housekeeping run: deletes what has expired in every table, in bounded batches (on PostgreSQL
+ * the partitions' upkeep first: db/partitions.ts), then makes due any webhook queue that pending
+ * deliveries wait in unseen (delivery/queues.ts: the safety net). Under a leadership each of the
+ * two is a round of its own, asked for anew, and run on the leader's session: answers undefined
+ * when this process does not lead, and fails with `LeadershipLost` when it lost the lead midway.
+ * Without one (a test, a single process) both run on `deps.db`.
  */
-export async function runHousekeeping(deps: Deps, limits: SweepLimits = SWEEP_LIMITS): Promise<TableSweep[]> {
-  const sweeps = await deleteExpired(deps, EXPIRY_RULES, limits);
-  await repairWebhookQueues(deps.db, deps.clock.now());
+export function runHousekeeping(deps: Deps, limits?: SweepLimits): Promise<TableSweep[]>;
+export function runHousekeeping(deps: Deps, limits: SweepLimits, leadership: Rounds): Promise<TableSweep[] | undefined>;
+export async function runHousekeeping(deps: Deps, limits: SweepLimits = SWEEP_LIMITS, leadership?: Rounds): Promise<TableSweep[] | undefined> {
+  const rounds: Rounds = leadership ?? { round: (work) => work(deps.db) };
+  const sweeps = await rounds.round((db) => deleteExpired({ db, clock: deps.clock }, EXPIRY_RULES, limits));
+  if (sweeps === undefined) return undefined;
+  await rounds.round((db) => repairWebhookQueues(db, deps.clock.now()));
   return sweeps;
 }
 
@@ -63,7 +75,7 @@ export interface HousekeepingSchedule {
 export interface ScheduleOptions {
   readonly everyMs?: number;
   /**
-   * The leadership among the instances on the database (db/dialect.ts): a run is due only in the
+   * The leadership among the instances on the database (db/locks.ts): a run is due only in the
    * process that holds it, so a fleet sweeps once, not once per process. Unset: every tick runs.
    */
   readonly leader?: { readonly held: boolean };
@@ -74,10 +86,11 @@ export interface ScheduleOptions {
 /**
  * Runs `run` every `everyMs` in this process. The timer does not keep the process alive; a run that
  * fails is logged and the next one tries again; a run still going when the next is due (a large
- * backlog) is not doubled.
+ * backlog) is not doubled. A run that answers nothing found this process not leading; one cut short
+ * because the process lost the lead is said as such, at info: the new leader runs it.
  */
 export function scheduleHousekeeping(
-  run: () => Promise<readonly TableSweep[]>,
+  run: () => Promise<readonly TableSweep[] | undefined>,
   { everyMs = HOUSEKEEPING_EVERY_MS, leader, log, logError }: ScheduleOptions,
 ): HousekeepingSchedule {
   let running: Promise<void> | undefined;
@@ -86,11 +99,13 @@ export function scheduleHousekeeping(
     running = run()
       .then(
         (sweeps) => {
-          const summary = describeSweeps(sweeps);
+          const summary = sweeps && describeSweeps(sweeps);
           if (summary) log(`Housekeeping ${summary}`);
         },
-        (error: unknown) =>
-          logError(`Housekeeping failed (next run in ${Math.round(everyMs / 1000)} s): ${error instanceof Error ? error.message : String(error)}`),
+        (error: unknown) => {
+          if (error instanceof LeadershipLost) log(`Housekeeping stopped: ${error.message}; the next leader runs it`);
+          else logError(`Housekeeping failed (next run in ${Math.round(everyMs / 1000)} s): ${error instanceof Error ? error.message : String(error)}`);
+        },
       )
       .finally(() => {
         running = undefined;

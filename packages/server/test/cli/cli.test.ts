@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import type { Express } from 'express';
 import type { Knex } from 'knex';
 import { createApp } from '../../src/app';
+import { HOUSEKEEPING_LED_ELSEWHERE } from '../../src/cli/commands/housekeeping';
 import type { CliIo } from '../../src/cli/context';
 import { progressBar } from '../../src/cli/output';
 import { runCli } from '../../src/cli/run';
@@ -13,6 +14,7 @@ import { terminalProgress } from '../../src/cli/svc';
 import { ManualClock, toIso } from '../../src/core/clock';
 import { hashSecret } from '../../src/credentials/secrets';
 import { SESSION_MS, startSession } from '../../src/dashboard/sessions';
+import { holdLeadership } from '../../src/db/locks';
 import { migrateToLatest, pendingMigrations, rollbackAll } from '../../src/db/migrate';
 import { migrations } from '../../src/db/migrations';
 import { EXPIRY_RULES } from '../../src/jobs/housekeeping';
@@ -21,6 +23,7 @@ import { recordConsent } from '../../src/platform/installations';
 import { seedDemoCatalog } from '../../src/seeds/demo-catalog';
 import { createServices, type Deps } from '../../src/services/container';
 import { storeApi } from '../support/auth-steps';
+import { until } from '../support/built-server';
 import { testDatabases } from '../support/databases';
 
 type JsonObject = Record<string, unknown>;
@@ -508,6 +511,23 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
     it('takes no arguments', async () => {
       expect(await svc(['housekeeping', 'now'])).toMatchObject({ code: 2, err: expect.stringContaining('svc: unexpected argument "now"') });
     });
+
+    if (testDatabase.name === 'postgres') {
+      it('does nothing beside a server that leads housekeeping, and says so (exit 1): it never sweeps or keeps partitions beside the leader', async () => {
+        const leader = holdLeadership(await testDatabase.openAnother(), { retryMs: 20 });
+        try {
+          await until(async () => leader.held);
+          expect(await svc(['housekeeping'])).toEqual({
+            code: 1,
+            out: '',
+            err: `error: ${HOUSEKEEPING_LED_ELSEWHERE}`,
+          });
+        } finally {
+          await leader.stop();
+        }
+        expect(await svc(['housekeeping'])).toMatchObject({ code: 0, err: '' });
+      });
+    }
   });
 
   describe('coupon create', () => {

@@ -75,6 +75,8 @@ describe('configuration from the environment', () => {
       migrateOnStart: true,
       replicaUrls: [],
       replicaMaxLagMs: 5000,
+      replicaTimeoutMs: 1000,
+      replicaPooled: false,
     });
     expect(
       loadConfig({ DATABASE_POOL_MAX: '25', DATABASE_STATEMENT_TIMEOUT_MS: '0', DATABASE_CONNECT_TIMEOUT_MS: '5000', MIGRATE_ON_START: 'false' }).database,
@@ -85,6 +87,8 @@ describe('configuration from the environment', () => {
       migrateOnStart: false,
       replicaUrls: [],
       replicaMaxLagMs: 5000,
+      replicaTimeoutMs: 1000,
+      replicaPooled: false,
     });
   });
 
@@ -133,6 +137,14 @@ describe('configuration from the environment', () => {
     const seventeen = Array.from({ length: 17 }, (_, index) => `postgres://r${index}/svc`).join(',');
     expect(() => loadConfig({ ...primary, DATABASE_REPLICA_URL: seventeen })).toThrow(/names more than 16 replicas/);
     expect(() => loadConfig({ ...primary, DATABASE_REPLICA_MAX_LAG_MS: '-1' })).toThrow(/DATABASE_REPLICA_MAX_LAG_MS must be a decimal integer/);
+    expect(loadConfig({ ...primary, DATABASE_REPLICA_URL: two, DATABASE_REPLICA_TIMEOUT_MS: '250', DATABASE_REPLICA_POOLED: 'true' }).database).toMatchObject({
+      replicaTimeoutMs: 250,
+      replicaPooled: true,
+    });
+    // A deadline of nothing would skip every replica.
+    expect(() => loadConfig({ ...primary, DATABASE_REPLICA_TIMEOUT_MS: '0' })).toThrow(
+      /DATABASE_REPLICA_TIMEOUT_MS must be a decimal integer from 10 to 600000/,
+    );
   });
 
   describe('TRUST_PROXY', () => {

@@ -1,4 +1,14 @@
-import { chooseReplica, neededPosition, PrimarySamples, type ReplicaView, stateOf, walBytesOf } from '../../src/db/read-routing';
+import {
+  chooseReplica,
+  lagAt,
+  neededPosition,
+  PrimarySamples,
+  ReplicaTimeout,
+  type ReplicaView,
+  stateOf,
+  walBytesOf,
+  withinMs,
+} from '../../src/db/read-routing';
 
 /** The routing rule of read replicas (docs/decisions/0078-read-replicas.md), without a database. */
 describe('read routing', () => {
@@ -36,14 +46,57 @@ describe('read routing', () => {
     expect(quiet.lagOf(7n, 60_010)).toBe(10);
   });
 
-  it('calls a replica current, lagging or unavailable', () => {
+  it('calls a replica current, lagging or unavailable, by its lag as of now', () => {
     expect(stateOf(view('r', 10n, 0), 10_500, bounds)).toBe('current');
-    expect(stateOf(view('r', 10n, 1000), 10_500, bounds)).toBe('current');
-    expect(stateOf(view('r', 10n, 1001), 10_500, bounds)).toBe('lagging');
+    // 500 ms behind at its poll, 500 ms ago: up to 1000 ms behind now, the bound.
+    expect(stateOf(view('r', 10n, 500), 10_500, bounds)).toBe('current');
+    expect(stateOf(view('r', 10n, 501), 10_500, bounds)).toBe('lagging');
+    expect(stateOf(view('r', 10n, 1000), 10_000, bounds)).toBe('current');
+    expect(stateOf(view('r', 10n, 1001), 10_000, bounds)).toBe('lagging');
     expect(stateOf(view('r', undefined, undefined), 10_500, bounds)).toBe('unavailable');
     expect(stateOf(view('r', 10n, undefined), 10_500, bounds)).toBe('unavailable');
     // Its last poll is too old to trust: it stopped answering since.
     expect(stateOf(view('r', 10n, 0), 12_001, bounds)).toBe('unavailable');
+  });
+
+  it('ages a lag between polls, so that no replica serves past the bound while its polls do not answer', () => {
+    expect(lagAt(view('r', 10n, 200, 10_000), 10_000)).toBe(200);
+    expect(lagAt(view('r', 10n, 200, 10_000), 10_300)).toBe(500);
+    expect(lagAt(view('r', undefined, undefined, 10_000), 10_300)).toBeUndefined();
+    // A clock read before the poll's answer (a route chosen while the poll answered) ages nothing.
+    expect(lagAt(view('r', 10n, 200, 10_000), 9_990)).toBe(200);
+    // Polled current, then nothing answers: current until lag + age reaches the bound, lagging after.
+    const quiet = view('r', 10n, 100, 10_000);
+    const loose = { maxLagMs: 1000, staleAfterMs: 60_000 };
+    expect(stateOf(quiet, 10_900, loose)).toBe('current');
+    expect(stateOf(quiet, 10_901, loose)).toBe('lagging');
+    // A replica that was on time at each poll is served only while it still may be.
+    expect(chooseReplica([quiet], undefined, 10_901, loose, 0)).toEqual({ reason: 'lagging' });
+  });
+
+  it('gives a replica read or poll its deadline: past it the caller is told at once, and a late answer is dropped', async () => {
+    jest.useFakeTimers();
+    try {
+      let answer: (value: string) => void = () => undefined;
+      const late = withinMs(new Promise<string>((resolve) => (answer = resolve)), 1000, 'a read on it');
+      const outcome = late.then(
+        (value) => value,
+        (error: unknown) => error,
+      );
+      jest.advanceTimersByTime(999);
+      answer('too late?');
+      await expect(outcome).resolves.toBe('too late?');
+      const hung = withinMs(new Promise<string>(() => undefined), 1000, 'its lag poll');
+      const told = hung.catch((error: unknown) => error);
+      jest.advanceTimersByTime(1000);
+      const error = await told;
+      expect(error).toBeInstanceOf(ReplicaTimeout);
+      expect((error as Error).message).toBe('its lag poll did not answer within 1000 ms');
+      await expect(withinMs(Promise.reject(new Error('refused')), 1000, 'a read on it')).rejects.toThrow('refused');
+      expect(jest.getTimerCount()).toBe(0);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it("chooses a current replica that has replayed the caller's last write, round the list", () => {

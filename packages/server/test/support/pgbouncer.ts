@@ -20,6 +20,11 @@ export interface RunningPgBouncer {
   /** `directUrl` with PgBouncer's host and port instead: the same user, password and database. */
   pooledUrlOf(directUrl: string): string;
   stop(): Promise<void>;
+  /**
+   * Stops it (SIGTERM: PgBouncer ends every client connection at once) and starts it again on the
+   * same port `downMs` later, as an operator's restart does; resolves once it answers again.
+   */
+  restart(downMs?: number): Promise<void>;
 }
 
 /**
@@ -60,35 +65,55 @@ export async function startPgBouncer(directUrl: string): Promise<RunningPgBounce
     const gid = Number(execFileSync('id', ['-g', 'postgres']).toString());
     for (const file of ['', 'userlist.txt', 'pgbouncer.ini']) fs.chownSync(path.join(dir, file), uid, gid);
   }
-  const child: ChildProcess = spawn(pgbouncerPath, [...(asRoot ? ['-u', 'postgres'] : []), path.join(dir, 'pgbouncer.ini')], { stdio: 'ignore' });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const launch = () => {
+    const child: ChildProcess = spawn(pgbouncerPath, [...(asRoot ? ['-u', 'postgres'] : []), path.join(dir, 'pgbouncer.ini')], { stdio: 'ignore' });
+    return { child, exited: new Promise<void>((resolve) => child.once('exit', () => resolve())) };
+  };
+  let running = launch();
   const pooledUrlOf = (url: string) => {
     const pooled = new URL(url);
     pooled.hostname = '127.0.0.1';
     pooled.port = String(port);
     return pooled.toString();
   };
+  const halt = async () => {
+    running.child.kill('SIGTERM');
+    await running.exited;
+  };
   const stop = async () => {
-    child.kill('SIGTERM');
-    await exited;
+    await halt();
     fs.rmSync(dir, { recursive: true, force: true });
   };
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const probe = new pg.Client({ connectionString: pooledUrlOf(directUrl) });
-    try {
-      await probe.connect();
-      await probe.query('select 1');
-      await probe.end();
-      return { pooledUrlOf, stop };
-    } catch (error) {
-      await probe.end().catch(() => undefined);
-      if (Date.now() > deadline || child.exitCode !== null) {
-        const log = fs.existsSync(path.join(dir, 'pgbouncer.log')) ? fs.readFileSync(path.join(dir, 'pgbouncer.log'), 'utf8').slice(-2000) : '';
-        await stop();
-        throw new Error(`PgBouncer did not answer: ${String(error)}\n${log}`);
+  /** Until it answers a statement: fails (stopping it) after 10 s or when it exits. */
+  const answering = async () => {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const probe = new pg.Client({ connectionString: pooledUrlOf(directUrl) });
+      try {
+        await probe.connect();
+        await probe.query('select 1');
+        await probe.end();
+        return;
+      } catch (error) {
+        await probe.end().catch(() => undefined);
+        if (Date.now() > deadline || running.child.exitCode !== null) {
+          const log = fs.existsSync(path.join(dir, 'pgbouncer.log')) ? fs.readFileSync(path.join(dir, 'pgbouncer.log'), 'utf8').slice(-2000) : '';
+          await stop();
+          throw new Error(`PgBouncer did not answer: ${String(error)}\n${log}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      await new Promise((resolve) => setTimeout(resolve, 100));
     }
-  }
+  };
+  await answering();
+  return {
+    pooledUrlOf,
+    stop,
+    async restart(downMs = 0) {
+      await halt();
+      await new Promise((resolve) => setTimeout(resolve, downMs));
+      running = launch();
+      await answering();
+    },
+  };
 }

@@ -1,30 +1,6 @@
-import { execFile } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import pg from 'pg';
-import { freePort } from './ports';
+import { anyBinDir, POSTGRES_LIB, type Postmaster, postgresPrograms, startPostmaster } from './postmaster';
 import type { Requirement } from './requirements';
-
-const run = promisify(execFile);
-
-/** Debian's PostgreSQL programs (`apt-get install postgresql`), unless PG_BINDIR names another directory. */
-const POSTGRES_LIB = '/usr/lib/postgresql';
-
-/** The directory of PostgreSQL's programs of the given major version (pg_basebackup, pg_ctl). */
-function binDirOf(major: number): string {
-  return process.env.PG_BINDIR || path.join(POSTGRES_LIB, String(major), 'bin');
-}
-
-const anyBinDir = (): string | undefined => {
-  if (process.env.PG_BINDIR) return fs.existsSync(path.join(process.env.PG_BINDIR, 'pg_basebackup')) ? process.env.PG_BINDIR : undefined;
-  if (!fs.existsSync(POSTGRES_LIB)) return undefined;
-  return fs
-    .readdirSync(POSTGRES_LIB)
-    .map((version) => path.join(POSTGRES_LIB, version, 'bin'))
-    .find((dir) => fs.existsSync(path.join(dir, 'pg_basebackup')));
-};
 
 /**
  * A streaming replica of the test PostgreSQL that a test starts itself (CI installs Debian's
@@ -56,6 +32,9 @@ export interface RunningReplica {
   remove(): Promise<void>;
   /** Its postmaster's process id (the bench measures the CPU of its tree). */
   postmasterPid(): number;
+  /** Stops every process of it (SIGSTOP), as a frozen host or a partition looks; `thaw` resumes them (support/postmaster.ts). */
+  freeze(): void;
+  thaw(): void;
 }
 
 /**
@@ -64,64 +43,35 @@ export interface RunningReplica {
  * root: as root the programs run as `postgres`, the package's user, who owns the directory.
  */
 export async function startReplica(primaryUrl: string): Promise<RunningReplica> {
-  const major = await serverMajorOf(primaryUrl);
-  const bin = binDirOf(major);
-  const port = await freePort();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-replica-'));
-  const data = path.join(dir, 'data');
-  const asRoot = process.getuid?.() === 0;
-  const as = (program: string, args: string[]) =>
-    asRoot ? run('runuser', ['-u', 'postgres', '--', path.join(bin, program), ...args]) : run(path.join(bin, program), args);
-  if (asRoot) fs.chownSync(dir, ...postgresIds());
+  const programs = postgresPrograms(await serverMajorOf(primaryUrl));
   const source = new URL(primaryUrl);
   source.pathname = '/';
-  await as('pg_basebackup', [
-    '--dbname',
-    source.toString(),
-    '--pgdata',
-    data,
-    '--write-recovery-conf',
-    '--wal-method=stream',
-    '--checkpoint=fast',
-    '--no-sync',
-  ]);
-  // Debian keeps a cluster's configuration in /etc, so the copy has none: the replica gets its own.
-  const files: Record<string, string> = {
-    'postgresql.conf': [
-      `port = ${port}`,
-      "listen_addresses = '127.0.0.1'",
-      `unix_socket_directories = '${dir}'`,
-      'hot_standby = on',
-      'fsync = off',
-      `hba_file = '${path.join(data, 'pg_hba.conf')}'`,
-      `ident_file = '${path.join(data, 'pg_ident.conf')}'`,
-      '',
-    ].join('\n'),
-    'pg_hba.conf': 'local all all trust\nhost all all 127.0.0.1/32 trust\n',
-    'pg_ident.conf': '',
-  };
-  for (const [name, text] of Object.entries(files)) {
-    fs.writeFileSync(path.join(data, name), text);
-    if (asRoot) fs.chownSync(path.join(data, name), ...postgresIds());
-  }
   const url = new URL(primaryUrl);
   url.hostname = '127.0.0.1';
-  url.port = String(port);
-  const log = path.join(dir, 'postgres.log');
-  const start = async () => {
-    await as('pg_ctl', ['--pgdata', data, '--log', log, '--wait', '--timeout=60', 'start']);
-    await waitUntilStreaming(url.toString());
-  };
-  const stop = async () => {
-    await as('pg_ctl', ['--pgdata', data, '--mode=fast', '--wait', 'stop']).catch(() => undefined);
-  };
+  let postmaster: Postmaster;
   try {
-    await start();
+    postmaster = await startPostmaster({
+      prefix: 'svc-replica-',
+      programs,
+      make: async (data, port) => {
+        url.port = String(port);
+        await programs.run('pg_basebackup', [
+          '--dbname',
+          source.toString(),
+          '--pgdata',
+          data,
+          '--write-recovery-conf',
+          '--wal-method=stream',
+          '--checkpoint=fast',
+          '--no-sync',
+        ]);
+      },
+      settings: ['hot_standby = on', 'fsync = off'],
+      hba: 'local all all trust\nhost all all 127.0.0.1/32 trust\n',
+      ready: () => waitUntilStreaming(url.toString()),
+    });
   } catch (error) {
-    const tail = fs.existsSync(log) ? fs.readFileSync(log, 'utf8').slice(-2000) : '';
-    await stop();
-    fs.rmSync(dir, { recursive: true, force: true });
-    throw new Error(`The replica did not start: ${String(error)}\n${tail}`);
+    throw new Error(`The replica did not start: ${String(error)}`);
   }
   const query = <Row>(sql: string): Promise<Row[]> => queryOn<Row>(url.toString(), sql);
   return {
@@ -138,25 +88,14 @@ export async function startReplica(primaryUrl: string): Promise<RunningReplica> 
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     },
-    stop,
-    start,
-    postmasterPid: () => Number(fs.readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]),
-    async remove() {
-      await stop();
-      fs.rmSync(dir, { recursive: true, force: true });
-    },
+    stop: postmaster.stop,
+    start: postmaster.start,
+    postmasterPid: postmaster.pid,
+    freeze: postmaster.freeze,
+    thaw: postmaster.thaw,
+    remove: postmaster.remove,
   };
 }
-
-const postgresIds = (): [number, number] => {
-  const passwd = fs
-    .readFileSync('/etc/passwd', 'utf8')
-    .split('\n')
-    .find((line) => line.startsWith('postgres:'));
-  if (!passwd) throw new Error('No postgres user to run the replica as');
-  const [, , uid, gid] = passwd.split(':');
-  return [Number(uid), Number(gid)];
-};
 
 async function queryOn<Row>(url: string, sql: string): Promise<Row[]> {
   const client = new pg.Client({ connectionString: url });

@@ -1,10 +1,27 @@
 import { Command } from 'commander';
+import { holdLeadership, LEADER_RETRY_MS } from '../../db/locks';
 import { runHousekeeping } from '../../jobs/housekeeping';
+import { PlatformError } from '../../platform/stores';
+import { SWEEP_LIMITS, type TableSweep } from '../../services/housekeeping';
 import type { Actions, Run } from '../context';
 import { table } from '../output';
 
+export const HOUSEKEEPING_LED_ELSEWHERE = 'another process leads housekeeping (a server of the fleet, which runs it every 10 minutes): nothing was done here';
+
+/**
+ * As a round of the leader (db/locks.ts): the command takes the lead for its run, so that it never
+ * sweeps or keeps partitions beside a server's leader doing the same; where a server leads, it says
+ * so and does nothing.
+ */
 const housekeeping: Run = async (context) => {
-  const sweeps = await runHousekeeping(context.deps);
+  const leadership = holdLeadership(context.deps.db, { retryMs: LEADER_RETRY_MS });
+  let sweeps: TableSweep[] | undefined;
+  try {
+    if (await leadership.tried()) sweeps = await runHousekeeping(context.deps, SWEEP_LIMITS, leadership);
+  } finally {
+    await leadership.stop();
+  }
+  if (!sweeps) throw new PlatformError(HOUSEKEEPING_LED_ELSEWHERE);
   return {
     json: sweeps.map((sweep) => ({ table: sweep.table, deleted: sweep.deleted, more_remain: sweep.capped })),
     lines: table(

@@ -7,8 +7,8 @@ import { type DatabaseLog, knexLogger } from '../knex-log';
 import type { ReadReplicas, ReplicaSettings } from '../read-routing';
 import { SharedListener } from '../shared-listener';
 import { libraryStoreOptions } from '../stored-limiters';
-import { disposeOf, type PgPooledClient } from './internals';
-import { holdLeadership, withAdvisoryLock } from './locks';
+import { answerWithin, disposeOf, type PgDeadlineClient, type PgPooledClient } from './internals';
+import { holdLeadership, type LeaderConnection, withAdvisoryLock } from './locks';
 import { postgresAnnouncer, postgresListener } from './notifications';
 import { keepPostgresPartitions } from './partitions';
 import { PreparedStatements } from './prepared-statements';
@@ -21,6 +21,53 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value))
 /** How long opening one PostgreSQL connection may take, and how long a request waits for a pooled one. */
 const PG_CONNECT_MS = 5000;
 const PG_ACQUIRE_MS = 10_000;
+
+/**
+ * TCP keepalive's first probe after this long idle, on the sessions and the replicas' connections:
+ * a server gone without a goodbye (a host lost, a partition) is found out on an idle connection too,
+ * rather than when the kernel gives up on a write (about 15 minutes).
+ */
+const KEEPALIVE_IDLE_MS = 10_000;
+const keepAlive = { keepAlive: true, keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS } as const;
+
+/** How a pool's connections are opened and watched, beyond the settings every pool shares. */
+interface PoolShape {
+  /** Opening one connection may take this long (a stopped postmaster accepts TCP but never answers the startup). */
+  readonly connectMs: number;
+  /** A request waits at most this for a pooled connection, then fails. */
+  readonly acquireMs: number;
+  /** Each statement answers within this, or its connection is cut (internals.ts `answerWithin`); unset, no client-side deadline. */
+  readonly answerWithinMs?: number;
+  readonly keepAlive: boolean;
+  /** Runs on each connection the pool opens, before any statement of the pool's; one that fails closes the connection and fails the acquire. */
+  readonly claim?: (connection: LeaderConnection) => Promise<void>;
+  /** Keeps its connection however long it idles (the leader's: the lock lives with the session). */
+  readonly keepsItsConnection?: boolean;
+}
+
+/** The primary's pool: the server bounds its statements (`statement_timeout`), and a request waits for a connection rather than failing at once. */
+const PRIMARY_POOL: PoolShape = { connectMs: PG_CONNECT_MS, acquireMs: PG_ACQUIRE_MS, keepAlive: false };
+
+/**
+ * A replica's pool: connecting, waiting for a connection and every statement are bounded by the
+ * replica deadline, so a replica that stops answering costs a read at most that before the primary
+ * serves it (docs/decisions/0085-replica-deadlines.md).
+ */
+const replicaPool = (timeoutMs: number): PoolShape => ({ connectMs: timeoutMs, acquireMs: timeoutMs, answerWithinMs: timeoutMs, keepAlive: true });
+
+/**
+ * The leader's pool: its one connection, taken with the lock (db/postgres/locks.ts), kept while it
+ * lives. A statement of a round that does not answer within the statement timeout and 5 s more is
+ * cut: the server would have cancelled it by then, so the session is gone (a partition).
+ */
+const leaderPool = (claim: PoolShape['claim'], statementTimeoutMs: number): PoolShape => ({
+  connectMs: PG_CONNECT_MS,
+  acquireMs: PG_ACQUIRE_MS,
+  ...(statementTimeoutMs > 0 ? { answerWithinMs: statementTimeoutMs + 5000 } : {}),
+  keepAlive: true,
+  claim,
+  keepsItsConnection: true,
+});
 
 /**
  * SQLSTATEs of a session PostgreSQL ends: connection exceptions (08), operator intervention (57P0x:
@@ -37,15 +84,35 @@ const ENDS_THE_SESSION = /^(08|57P0|25P03)/;
  * after each connection's creation (knex's `afterCreate`), beside node-postgres's own handling of
  * the message.
  */
-function retiredWhenTheSessionEnds(client: PgPooledClient, done: (error: Error | null, client: PgPooledClient) => void): void {
+function retiredWhenTheSessionEnds(client: PgPooledClient): void {
   client.connection.on('errorMessage', (message) => {
     if (message.severity === 'FATAL' || message.severity === 'PANIC' || ENDS_THE_SESSION.test(message.code ?? '')) disposeOf(client, message);
   });
-  done(null, client);
 }
 
 /** The `application_name` of a migration's own session, as `pg_stat_activity` shows it to an operator. */
 export const MIGRATION_SESSION_NAME = 'svc migrate';
+
+/** What runs after each connection of a pool of this shape opens (knex's `afterCreate`). */
+const watchedAs =
+  (shape: PoolShape) =>
+  (client: PgDeadlineClient, done: (error: Error | null, client: PgPooledClient) => void): void => {
+    retiredWhenTheSessionEnds(client);
+    if (shape.answerWithinMs !== undefined) answerWithin(client, shape.answerWithinMs);
+    if (!shape.claim) {
+      done(null, client);
+      return;
+    }
+    const session = client as unknown as pg.Client;
+    shape.claim(session).then(
+      () => done(null, client),
+      (error: unknown) => {
+        // knex keeps no connection whose creation failed: it is closed here.
+        session.end().catch(() => undefined);
+        done(error instanceof Error ? error : new Error(String(error)), client);
+      },
+    );
+  };
 
 export interface PostgresSettings {
   readonly url: string;
@@ -70,11 +137,12 @@ const sessionSettingsOf = (settings: PostgresSettings): pg.ClientConfig => ({
   connectionString: settings.directUrl ?? settings.url,
   statement_timeout: settings.statementTimeoutMs,
   connectionTimeoutMillis: PG_CONNECT_MS,
+  ...keepAlive,
   ...(settings.schema ? { options: `-c search_path=${settings.schema}` } : {}),
 });
 
 /** A pool of PostgreSQL connections with its engine. */
-export function openPostgres(settings: PostgresSettings): Knex {
+export function openPostgres(settings: PostgresSettings, shape: PoolShape = PRIMARY_POOL): Knex {
   const pooled = settings.directUrl !== undefined;
   const db = knex({
     client: 'pg',
@@ -85,14 +153,15 @@ export function openPostgres(settings: PostgresSettings): Knex {
     connection: {
       connectionString: settings.url,
       ...(pooled ? {} : { statement_timeout: settings.statementTimeoutMs }),
-      connectionTimeoutMillis: PG_CONNECT_MS,
+      connectionTimeoutMillis: shape.connectMs,
+      ...(shape.keepAlive ? keepAlive : {}),
     },
-    pool: { min: 0, max: settings.poolMax, afterCreate: retiredWhenTheSessionEnds },
+    pool: { min: shape.keepsItsConnection ? 1 : 0, max: settings.poolMax, afterCreate: watchedAs(shape) },
     // A request waits at most this for a free connection, then answers 503 rather than hanging.
-    acquireConnectionTimeout: PG_ACQUIRE_MS,
+    acquireConnectionTimeout: shape.acquireMs,
     ...(settings.schema ? { searchPath: [settings.schema] } : {}),
   });
-  return withEngine(db, new PostgresEngine(settings));
+  return withEngine(db, new PostgresEngine(settings, shape));
 }
 
 /**
@@ -110,7 +179,10 @@ class PostgresEngine implements Engine {
   private readonly session: pg.ClientConfig;
   private readonly listener: SharedListener;
 
-  constructor(private readonly settings: PostgresSettings) {
+  constructor(
+    private readonly settings: PostgresSettings,
+    private readonly shape: PoolShape,
+  ) {
     // Behind a transaction pooler a connection's named statements would be another client's.
     this.pooled = settings.directUrl !== undefined;
     this.statements = new PreparedStatements({ named: !this.pooled });
@@ -152,8 +224,10 @@ class PostgresEngine implements Engine {
     return withAdvisoryLock(this.session, lock, work);
   }
 
-  holdLeadership({ retryMs, onChange }: LeadershipOptions & { readonly retryMs: number }) {
-    return holdLeadership(this.session, retryMs, onChange);
+  holdLeadership(_db: Knex, { retryMs, onChange }: LeadershipOptions & { readonly retryMs: number }) {
+    // A session of its own to PostgreSQL itself, as LISTEN's and the migrations' lock's are.
+    const session = { ...this.settings, url: this.settings.directUrl ?? this.settings.url, directUrl: undefined, poolMax: 1 };
+    return holdLeadership((claim) => openPostgres(session, leaderPool(claim, this.settings.statementTimeoutMs)), retryMs, onChange);
   }
 
   listenForWebhookWork(onWork: () => void, options: Parameters<Engine['listenForWebhookWork']>[1]) {
@@ -165,7 +239,7 @@ class PostgresEngine implements Engine {
   }
 
   openAgain(): Knex {
-    return openPostgres(this.settings);
+    return openPostgres(this.settings, this.shape);
   }
 
   /**
@@ -190,8 +264,15 @@ class PostgresEngine implements Engine {
   }
 
   openReplicas(primary: Knex, urls: readonly string[], settings: ReplicaSettings): ReadReplicas {
-    // Opened as the primary's pool is, behind a pooler too (then its statements run unnamed there).
-    const pools = urls.map((url) => openPostgres({ ...this.settings, url, directUrl: this.settings.directUrl === undefined ? undefined : url }));
+    // Reached directly, each replica is a session with the replica deadline as its statement
+    // timeout, whatever the primary is behind; behind a pooler of their own its statements run
+    // unnamed, and that pooler sets the timeout (`connect_query`).
+    const pools = urls.map((url) =>
+      openPostgres(
+        { ...this.settings, url, directUrl: settings.pooled ? url : undefined, statementTimeoutMs: settings.timeoutMs },
+        replicaPool(settings.timeoutMs),
+      ),
+    );
     return postgresReplicas(primary, pools, settings);
   }
 

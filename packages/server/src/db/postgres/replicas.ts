@@ -1,16 +1,19 @@
 import type { Knex } from 'knex';
 import {
   chooseReplica,
+  lagAt,
   neededPosition,
   PRIMARY,
   PrimarySamples,
   type ReadReplicas,
   type ReadRoute,
   type ReplicaSettings,
+  ReplicaTimeout,
   type ReplicaView,
   type RoutingBounds,
   stateOf,
   walBytesOf,
+  withinMs,
 } from '../read-routing';
 import { selectRows } from '../reads';
 
@@ -20,6 +23,10 @@ import { selectRows } from '../reads';
  * a second; an installation's write records the primary's position once it has committed, in a
  * table on the primary every instance shares, and a read goes to a replica only once that replica
  * has replayed past it (read-your-writes, across instances) and lags at most the bound.
+ *
+ * Nothing on a replica may hold a request up (docs/decisions/0085-replica-deadlines.md): a read
+ * and a lag poll that take longer than the replica deadline skip the replica at once, and the
+ * connection they ran on is cut by its own deadline (db/postgres/engine.ts, replica pools).
  */
 
 /** Where an installation's last write ended in the WAL, read with the bearer token's statement. */
@@ -74,22 +81,30 @@ export function postgresReplicas(primary: Knex, pools: readonly Knex[], settings
     replica.answering = answering;
   };
 
+  const unanswered = (replica: Replica, problem: string) => see(replica, { ...replica.view, replayed: undefined, lagMs: undefined }, problem);
+
   const pollReplica = async (replica: Replica) => {
+    // A poll still under way is not doubled: the next one waits for it to end.
     if (replica.polling) return;
     replica.polling = true;
+    const asked = selectRows<{ in_recovery: boolean; replayed: string | null }>(replica.db, REPLICA_POSITION_SQL, []);
+    void asked
+      .catch(() => undefined)
+      .finally(() => {
+        replica.polling = false;
+      });
     try {
-      const [row] = await selectRows<{ in_recovery: boolean; replayed: string | null }>(replica.db, REPLICA_POSITION_SQL, []);
+      // Past the deadline the replica is skipped at once; the poll is left to its connection's own deadline.
+      const [row] = await withinMs(asked, settings.timeoutMs, 'its lag poll');
       const now = performance.now();
       if (!row?.in_recovery || row.replayed === null) {
-        see(replica, { ...replica.view, replayed: undefined, lagMs: undefined }, 'it is not a replica in recovery (promoted, or the primary itself)');
+        unanswered(replica, 'it is not a replica in recovery (promoted, or the primary itself)');
         return;
       }
       const replayed = walBytesOf(row.replayed);
       see(replica, { name: replica.name, replayed, lagMs: samples.lagOf(replayed, now), polledAt: now });
     } catch (error) {
-      see(replica, { ...replica.view, replayed: undefined, lagMs: undefined }, (error as Error).message);
-    } finally {
-      replica.polling = false;
+      unanswered(replica, (error as Error).message);
     }
   };
 
@@ -133,15 +148,16 @@ export function postgresReplicas(primary: Knex, pools: readonly Knex[], settings
     async noteWrite(storeId, installationId) {
       await selectRows(primary, NOTE_WRITE_SQL, [storeId, installationId], { fresh: true });
     },
-    failed(route) {
+    withinDeadline: (read) => withinMs(read(), settings.timeoutMs, 'a read on it'),
+    failed(route, error) {
       const replica = replicas.find((candidate) => candidate.name === route.replica);
-      if (replica) see(replica, { ...replica.view, replayed: undefined, lagMs: undefined }, 'a read on it failed');
+      if (replica) unanswered(replica, error instanceof ReplicaTimeout ? error.message : 'a read on it failed');
     },
     status() {
       const now = performance.now();
       return replicas.map((replica) => {
         const state = stateOf(replica.view, now, bounds);
-        return { name: replica.name, state, lagMs: state === 'unavailable' ? null : Math.round(replica.view.lagMs ?? 0) };
+        return { name: replica.name, state, lagMs: state === 'unavailable' ? null : Math.round(lagAt(replica.view, now) ?? 0) };
       });
     },
     async close() {

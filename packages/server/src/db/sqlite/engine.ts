@@ -1,6 +1,6 @@
 import knex, { type Knex } from 'knex';
 import { RateLimiterSQLite } from 'rate-limiter-flexible';
-import type { Engine, GatedRead, Judged, KeptResult, LeadershipOptions, Statement, StoredLimiterOptions } from '../engine';
+import type { Engine, GatedRead, Judged, KeptResult, Leadership, LeadershipOptions, Statement, StoredLimiterOptions } from '../engine';
 import { withEngine } from '../engine';
 import { type DatabaseLog, knexLogger } from '../knex-log';
 import type { ReadReplicas } from '../read-routing';
@@ -128,9 +128,10 @@ class SqliteEngine implements Engine {
     return work();
   }
 
-  holdLeadership({ onChange }: LeadershipOptions) {
+  /** The one server process leads, on its one database: a round runs on it as it is. */
+  holdLeadership(db: Knex, { onChange }: LeadershipOptions): Leadership {
     onChange?.(true);
-    return { held: true, stop: async () => undefined };
+    return { held: true, tried: async () => true, round: (work) => work(db), stop: async () => undefined };
   }
 
   announceWebhookWork(db: Parameters<Engine['announceWebhookWork']>[0]): Promise<void> {
