@@ -125,6 +125,27 @@ describe.each(testDatabases())('the delivery log and recover on $name', (testDat
     return h.db('outbox_events').where({ store_id: s.storeId, type: 'order.created' }).orderBy('occurred_at', 'desc').first();
   }
 
+  /** A product created while its endpoint answers 500, delivered by the first retry. */
+  async function deliveredAtTheSecondAttempt(s: Hooked, name: string): Promise<StoredRow> {
+    receiver.answer(s.path, 500);
+    const event = await productCreated(s, name);
+    await drain();
+    h.clock.advance(SCHEDULE[0]!);
+    receiver.answer(s.path, 200);
+    await drain();
+    return event;
+  }
+
+  /** A product delivered, then one whose endpoint answers 500: its retry is due after the schedule's first delay. */
+  async function deliveredAndRetrying(s: Hooked): Promise<{ delivered: StoredRow; retrying: StoredRow }> {
+    const delivered = await productCreated(s, 'Delivered');
+    await drain();
+    receiver.answer(s.path, 500);
+    const retrying = await productCreated(s, 'Retrying');
+    await drain();
+    return { delivered, retrying };
+  }
+
   const iso = (instant: number | string) => new Date(Number(instant)).toISOString();
   const eventIdsOf = (response: request.Response): string[] => (response.body.data as { event_id: string }[]).map((entry) => entry.event_id);
 
@@ -569,11 +590,7 @@ describe.each(testDatabases())('the delivery log and recover on $name', (testDat
 
     it('skips an event whose delivery is still retrying, or waiting for the paused subscription; queues the rest', async () => {
       const s = await hooked();
-      const delivered = await productCreated(s, 'Delivered');
-      await drain();
-      receiver.answer(s.path, 500);
-      const retrying = await productCreated(s, 'Retrying');
-      await drain();
+      const { delivered, retrying } = await deliveredAndRetrying(s);
       const replay = await replayCall(s, lastWeek());
       expect(replay.body.data).toMatchObject({ events_count: 1, skipped_count: 1 });
       expect((await replaysPerEvent(s)).get(retrying.id)).toBeUndefined();
@@ -691,12 +708,7 @@ describe.each(testDatabases())('the delivery log and recover on $name', (testDat
 
     it('lists an attempt stamped before its delivery was queued (clocks of two instances), by its order', async () => {
       const s = await hooked();
-      receiver.answer(s.path, 500);
-      const event = await productCreated(s, 'Skewed');
-      await drain();
-      h.clock.advance(SCHEDULE[0]!);
-      receiver.answer(s.path, 200);
-      await drain();
+      const event = await deliveredAtTheSecondAttempt(s, 'Skewed');
       const [delivery] = await h.db('webhook_deliveries').where({ store_id: s.storeId, subscription_id: s.id, event_id: event.id }).select('id', 'created_at');
       // The first attempt's worker ran 5 s behind the instance that queued the delivery; the second's, 10 s.
       await h
@@ -732,11 +744,7 @@ describe.each(testDatabases())('the delivery log and recover on $name', (testDat
   describe("a paused subscription's log", () => {
     it('says which entries wait for the resume (paused, no next attempt); a replay sent meanwhile has its time', async () => {
       const s = await hooked();
-      const delivered = await productCreated(s, 'Delivered');
-      await drain();
-      receiver.answer(s.path, 500);
-      const retrying = await productCreated(s, 'Retrying');
-      await drain();
+      const { delivered, retrying } = await deliveredAndRetrying(s);
       const retryAt = iso(h.clock.now() + SCHEDULE[0]!);
       expect((await entryCall(s, retrying.id)).body.data).toMatchObject({ state: 'pending', paused: false, next_attempt_at: retryAt });
       await patchSubscription(h.app, s.storeId, s.subscriber.token, s.id, { state: 'paused' });
@@ -762,12 +770,7 @@ describe.each(testDatabases())('the delivery log and recover on $name', (testDat
   // Last: it moves the suite's clock 30 days on.
   it('keeps an entry as long as its event: 30 days after it occurred it is not listed, is EVENT_EXPIRED, and housekeeping deletes its deliveries and attempts', async () => {
     const s = await hooked();
-    receiver.answer(s.path, 500);
-    const old = await productCreated(s, 'Old');
-    await drain();
-    h.clock.advance(SCHEDULE[0]!);
-    receiver.answer(s.path, 200);
-    await drain();
+    const old = await deliveredAtTheSecondAttempt(s, 'Old');
     h.clock.advance(30 * DAY_MS - SCHEDULE[0]! - 2);
     const recent = await productCreated(s, 'Recent');
     await drain();
