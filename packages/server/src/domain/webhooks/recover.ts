@@ -85,13 +85,10 @@ async function stillRetrying(
   subscription: Pick<SubscriptionRow, 'id' | 'store_id' | 'state'>,
   subscriber: Subscriber,
 ): Promise<{ count: number; nextAt: number | null }> {
-  const sent = subscription.state === 'paused' ? "d.kind <> 'event'" : '1 = 1';
+  const nextAt = subscription.state === 'paused' ? "min(case when d.kind <> 'event' then d.next_attempt_at end)" : 'min(d.next_attempt_at)';
   const row = await ownDeliveries(trx, subscription, subscriber)
     .where('d.state', 'pending')
     .where('d.attempts', '>', 0)
-    .first<{ n: number | string; next_at: number | string | null } | undefined>(
-      trx.raw('count(distinct d.event_id) as n'),
-      trx.raw(`min(case when ${sent} then d.next_attempt_at end) as next_at`),
-    );
+    .first<{ n: number | string; next_at: number | string | null } | undefined>(trx.raw('count(distinct d.event_id) as n'), trx.raw(`${nextAt} as next_at`));
   return { count: Number(row?.n ?? 0), nextAt: row?.next_at === null || row?.next_at === undefined ? null : Number(row.next_at) };
 }
