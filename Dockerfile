@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 # The Store Management Service image: the server (`node packages/server/dist/main.js`) and the admin
 # CLI (`node packages/server/dist/svc.js`), production dependencies only, run as a non-root user.
-# Build: `docker build -t svc .`; how to run it, in docs/deploy.md.
+# Build: `docker build -t svc .`; how to run it, in docs/deploy.md (the server needs SECRET_KEY and
+# PUBLIC_URL, its OAuth issuer: production refuses to start without them).
 #
 # Stages: toolchain (Node and the compilers) -> manifests (what the install reads) -> build (full
 # install and `pnpm build`) and tree (the production install and the build output, laid out by

@@ -150,6 +150,8 @@ async function main(): Promise<void> {
           processes,
           env: {
             NODE_ENV: 'production',
+            // Production needs its issuer; the bench's clients are on this machine.
+            PUBLIC_URL: 'http://localhost',
             DATABASE_URL: database.url,
             SECRET_KEY: TOOLS_KEY.toString('hex'),
             RATE_LIMIT_PER_INSTALLATION: '1000000',

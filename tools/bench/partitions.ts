@@ -5,7 +5,7 @@ import { migrateToLatest } from '../../packages/server/src/db/migrate';
 import { DAY_MS, dayOf, keepPartitions } from '../../packages/server/src/db/partitions';
 import { EXPIRY_RULES } from '../../packages/server/src/jobs/housekeeping';
 import { deleteExpired, type ExpiryRule, partitionedTables } from '../../packages/server/src/services/housekeeping';
-import { subscriptionRow } from '../../packages/server/test/support/webhook-rows';
+import { subscribedInstallation } from '../../packages/server/test/support/webhook-rows';
 import { createBenchStore, type Knex, scratchSchema } from './fixtures';
 import { fixed, printTable, runScript } from './report';
 import { partitionSettings } from './settings';
@@ -13,7 +13,7 @@ import { walBytesSince, walPosition } from './wal';
 
 /**
  * `pnpm bench:partitions` (docs/decisions/0080-partitions-by-time.md): fills simulated days of
- * outbox events, webhook attempts and idempotency keys on PostgreSQL, one day at a time, with the
+ * outbox events, webhook deliveries and attempts and idempotency keys on PostgreSQL, one day at a time, with the
  * housekeeping upkeep at each day's end, then expires one day both ways, a partition dropped whole
  * against the same rows deleted by the row sweep, and prints the time and WAL of each, and the
  * tables' sizes by day: they grow until the first day passes retention (30 days), then stay flat.
@@ -35,31 +35,7 @@ interface Fixture {
 
 async function fixture(db: Knex, now: number): Promise<Fixture> {
   const { store } = await createBenchStore({ db, clock: new ManualClock(now) }, 'Partitions bench');
-  const appId = randomUUID();
-  const versionId = randomUUID();
-  const installationId = randomUUID();
-  const subscriptionId = randomUUID();
-  await db('apps').insert({ id: appId, name: 'Partitions bench', created_at: now });
-  await db('app_versions').insert({
-    id: versionId,
-    app_id: appId,
-    number: 1,
-    redirect_urls: '[]',
-    launch_url: 'https://example.com/launch',
-    required_scopes: '[]',
-    optional_scopes: '[]',
-    created_at: now,
-  });
-  await db('installations').insert({
-    id: installationId,
-    store_id: store.id,
-    app_id: appId,
-    version_id: versionId,
-    granted_scopes: '[]',
-    status: 'installed',
-    installed_at: now,
-  });
-  await db('webhook_subscriptions').insert(subscriptionRow({ id: subscriptionId, storeId: store.id, installationId, now }));
+  const { installationId, subscriptionId } = await subscribedInstallation(db, store.id, now);
   return { storeId: store.id, installationId, subscriptionId };
 }
 
@@ -67,7 +43,7 @@ async function insertChunked(db: Knex, table: string, rows: readonly Record<stri
   for (let start = 0; start < rows.length; start += INSERT_CHUNK) await db(table).insert(rows.slice(start, start + INSERT_CHUNK));
 }
 
-/** One day's rows of each table, spread over the day: events fanned out, an attempt each, an idempotency key each. */
+/** One day's rows of each table, spread over the day: events fanned out, a delivery and an attempt each, an idempotency key each. */
 async function fillDay(db: Knex, { storeId, installationId, subscriptionId }: Fixture, day: number, rows: number): Promise<void> {
   const times = Array.from({ length: rows }, (_, index) => day + Math.floor((index * DAY_MS) / rows));
   await insertChunked(
@@ -75,6 +51,27 @@ async function fillDay(db: Knex, { storeId, installationId, subscriptionId }: Fi
     'outbox_events',
     times.map((at) => ({ id: uuidV7(at), store_id: storeId, type: 'product.created', payload: PAYLOAD, occurred_at: at, dispatched_at: at })),
   );
+  // Each attempt names its delivery, as the attempts' expiry rule reads it.
+  const deliveryIds: number[] = [];
+  const deliveries = times.map((at) => ({
+    store_id: storeId,
+    subscription_id: subscriptionId,
+    event_id: uuidV7(at),
+    event_type: 'product.created',
+    kind: 'event',
+    state: 'succeeded',
+    attempts: 1,
+    next_attempt_at: at,
+    created_at: at,
+    event_occurred_at: at,
+    finished_at: at,
+  }));
+  for (let start = 0; start < deliveries.length; start += INSERT_CHUNK) {
+    const made = await db('webhook_deliveries')
+      .insert(deliveries.slice(start, start + INSERT_CHUNK))
+      .returning('id');
+    deliveryIds.push(...made.map((row: { id: number }) => Number(row.id)));
+  }
   await insertChunked(
     db,
     'webhook_attempts',
@@ -82,7 +79,7 @@ async function fillDay(db: Knex, { storeId, installationId, subscriptionId }: Fi
       id: randomUUID(),
       store_id: storeId,
       subscription_id: subscriptionId,
-      delivery_id: index,
+      delivery_id: deliveryIds[index],
       event_id: randomUUID(),
       event_type: 'product.created',
       attempt: 1,
@@ -163,7 +160,9 @@ async function main(): Promise<void> {
     await migrateToLatest(db);
     await keepPartitions(db, TABLES, first);
     const owner = await fixture(db, first);
-    console.log(`Filling ${settings.days} days of ${settings.rowsPerDay} events, attempts and idempotency keys each, with the upkeep at each day's end`);
+    console.log(
+      `Filling ${settings.days} days of ${settings.rowsPerDay} events, deliveries, attempts and idempotency keys each, with the upkeep at each day's end`,
+    );
     const sizes: string[][] = [];
     const expiries: Expiry[] = [];
     // Retention is 30 days: the first day the outbox's and attempts' oldest day passes it, it is
@@ -182,7 +181,7 @@ async function main(): Promise<void> {
       await keepPartitions(db, TABLES, now);
       if (index % 3 === 2 || index === settings.days - 1) sizes.push([String(index + 1), ...(await sizesMb(db)).map((mb) => fixed(mb, 1))]);
     }
-    console.log('\nExpiring one day of outbox_events and webhook_attempts (and the idempotency keys due then)');
+    console.log('\nExpiring one day of outbox_events, webhook_deliveries and webhook_attempts (and the idempotency keys due then)');
     printTable(
       [
         { title: 'way', align: 'left' },

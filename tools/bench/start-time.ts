@@ -39,7 +39,7 @@ interface OneStart {
 }
 
 const modeEnvironment = (mode: StartMode, secretKey: string): Record<string, string> =>
-  mode === 'production' ? { NODE_ENV: 'production', SECRET_KEY: secretKey, LOG_LEVEL: 'info' } : { LOG_LEVEL: 'warn' };
+  mode === 'production' ? { NODE_ENV: 'production', SECRET_KEY: secretKey, PUBLIC_URL: 'http://localhost', LOG_LEVEL: 'info' } : { LOG_LEVEL: 'warn' };
 
 async function oneStart(dataDir: string, mode: StartMode, secretKey: string): Promise<OneStart> {
   const server = await startServer({ built: { env: { DATA_DIR: dataDir, ...modeEnvironment(mode, secretKey) }, sourceMaps: true } });

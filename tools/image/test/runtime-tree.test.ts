@@ -65,6 +65,8 @@ function imageEnv(settings: Record<string, string>): NodeJS.ProcessEnv {
     HOME: tree,
     NODE_ENV: 'production',
     SECRET_KEY: randomBytes(32).toString('hex'),
+    // The operator's: production refuses to start the server without its issuer.
+    PUBLIC_URL: 'https://api.example.com',
     ...settings,
   };
 }

@@ -12,7 +12,7 @@ const asPlatformError = (error: unknown): unknown => (error instanceof ConfigErr
 /** A command's process (runtime/process.ts): the settings read and checked, the database they name (DATABASE_URL, or SQLite under DATA_DIR). */
 export async function openProcess(role: Exclude<ProcessRole, 'server'>): Promise<ServiceProcess> {
   try {
-    return await assembleProcess(role, loadConfig());
+    return await assembleProcess(role, loadConfig(process.env, 'command'));
   } catch (error) {
     throw asPlatformError(error);
   }

@@ -102,7 +102,13 @@ async function main(): Promise<number> {
   }
 }
 
-if (require.main === module) {
+/**
+ * Runs the command line this process was started with, and sets its exit code. The bundle runs it
+ * when it is the process's entry (`node dist/svc.js`); the package's `bin` (bin/svc.js, what
+ * `pnpm exec svc` and an installed `svc` run) requires the bundle and calls it, since there the
+ * bundle is not `require.main`.
+ */
+export function runCommandLine(): void {
   // `svc app list | head -1` closes the pipe early: that is the reader's choice, not a failure.
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code !== 'EPIPE') throw error;
@@ -118,3 +124,5 @@ if (require.main === module) {
     },
   );
 }
+
+if (require.main === module) runCommandLine();

@@ -395,7 +395,7 @@ const otlpEndpoint = z
 
 export const SETTINGS = {
   NODE_ENV: setting(
-    'Where the service runs. `production` needs `SECRET_KEY` (or `SECRET_KEYS`), writes JSON logs only, hides internal error messages and does not check answers against the spec; anything else is refused.',
+    'Where the service runs. `production` needs `SECRET_KEY` (or `SECRET_KEYS`) and, for the server, `PUBLIC_URL`, writes JSON logs only, hides internal error messages and does not check answers against the spec; anything else is refused.',
     '`development`',
     oneOf(ENVIRONMENTS, 'development'),
   ),
@@ -460,7 +460,11 @@ export const SETTINGS = {
     '`false`',
     flag(false),
   ),
-  MIGRATE_ON_START: setting('Bring the schema up to date at start. `false` when a release job runs `svc migrate`.', '`true`', flag(true)),
+  MIGRATE_ON_START: setting(
+    'Bring the schema up to date at start (the expand phase; `svc migrate --contract` runs the contract phase after a rollout). `false` when a release job runs `svc migrate`.',
+    '`true`',
+    flag(true),
+  ),
   SHUTDOWN_DELAY_MS: setting(
     'After SIGTERM, how long the listener keeps accepting while `/readyz` answers 503, so load balancers stop sending first.',
     '`5000` in production, `0` elsewhere',
@@ -490,8 +494,8 @@ export const SETTINGS = {
   ),
   METRICS_HOST: setting('The address the metrics listener binds; `0.0.0.0` lets a scraper on another host (or pod) reach it.', '`127.0.0.1`', bindHost),
   PUBLIC_URL: setting(
-    'The origin clients reach the service at (`https://api.example.com`: scheme, host and port, no path): the OAuth issuer, named in `/.well-known/oauth-authorization-server` and in the `iss` of every authorization response. https in production, unless the host is localhost.',
-    '`http://localhost:<PORT>`',
+    'The origin clients reach the service at (`https://api.example.com`: scheme, host and port, no path): the OAuth issuer, named in `/.well-known/oauth-authorization-server` and in the `iss` of every authorization response. Required by the server in production, and https there unless the host is localhost; `svc` commands do not need it.',
+    '`http://localhost:<PORT>` (not in production)',
     publicUrl,
   ),
   OTEL_EXPORTER_OTLP_ENDPOINT: setting(
@@ -510,13 +514,23 @@ const schema = z.object(
   },
 );
 
+/**
+ * Who reads the settings: the server, which answers OAuth as the issuer `PUBLIC_URL` names, or an
+ * `svc` command (a migration, the webhook worker), which names no issuer.
+ */
+export type ConfigReader = 'server' | 'command';
+
 /** Rules between settings, checked once each is valid on its own. */
-function crossChecks(values: Values): string[] {
+function crossChecks(values: Values, reader: ConfigReader): string[] {
   const problems: string[] = [];
   if (values.SECRET_KEY && values.SECRET_KEYS) {
     problems.push('SECRET_KEY and SECRET_KEYS are both set: keep one (SECRET_KEYS=new,old while rotating, SECRET_KEY for a single key)');
   } else if (values.NODE_ENV === 'production' && !values.SECRET_KEY && !values.SECRET_KEYS) {
     problems.push('SECRET_KEY is required in production: 32 random bytes as 64 hex digits or base64 (openssl rand -hex 32), or SECRET_KEYS while rotating');
+  }
+  // Fail closed: a guessed issuer (http://localhost:<PORT>) would be advertised to every client and put in every redirect's `iss`.
+  if (reader === 'server' && values.NODE_ENV === 'production' && !values.PUBLIC_URL) {
+    problems.push('PUBLIC_URL is required in production: the https origin clients reach the service at (https://api.example.com), the OAuth issuer they check');
   }
   if (values.WEB_CONCURRENCY > 1 && !values.DATABASE_URL) {
     problems.push(
@@ -555,8 +569,8 @@ function secretKeysOf(values: Values): SecretKeys | undefined {
   return values.SECRET_KEY ? { keys: [values.SECRET_KEY], setting: 'SECRET_KEY' } : undefined;
 }
 
-/** Reads the configuration from the environment; throws a ConfigError naming every bad setting. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/** Reads the configuration from the environment for `reader`; throws a ConfigError naming every bad setting. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, reader: ConfigReader = 'server'): Config {
   const raw = Object.fromEntries(Object.keys(SETTINGS).map((name) => [name, env[name]]));
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
@@ -569,7 +583,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(lines.join('; '));
   }
   const values = parsed.data as Values;
-  const problems = crossChecks(values);
+  const problems = crossChecks(values, reader);
   if (problems.length > 0) throw new ConfigError(problems.join('; '));
   const environment = values.NODE_ENV as Environment;
   return {

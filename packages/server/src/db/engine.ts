@@ -37,6 +37,28 @@ export interface Statement {
   readonly fresh?: boolean;
 }
 
+/**
+ * A read that only a judgement lets happen: an operation's first read, for a bearer token that lets
+ * the request through (docs/decisions/0092-no-read-before-the-token.md). Its gate is a condition
+ * that, once it fails, fails for good (a token, once it is not live, never is again): so a judgement
+ * made after the gated read that lets the request through proves that the gate was open.
+ */
+export interface GatedRead {
+  /** The read itself, once the judgement allowed it. */
+  readonly statement: Statement;
+  /** The read with its gate in its SQL: it reads no table of the read's while the gate is shut. */
+  readonly gated: () => Statement;
+  /** Whether the judgement's rows allow the read (where the read is made after the judgement). */
+  readonly allows: (judgementRows: readonly unknown[]) => Promise<boolean>;
+}
+
+/** What {@link Engine.selectJudged} read: the judgement's rows and, unless they refused it, the read's. */
+export interface Judged {
+  readonly judgement: readonly unknown[];
+  /** The read's rows; undefined when it was not made. Only a judgement that lets the request through may use them. */
+  readonly read: readonly unknown[] | undefined;
+}
+
 /** The advisory locks the service takes between processes. */
 export type AdvisoryLock = 'migrations' | 'leader';
 
@@ -116,10 +138,11 @@ export interface TimePartitions {
   /** Every row whose `column` is at most this has expired at `now` (the table's expiry rule says the same). */
   readonly cutoff: (now: number) => number;
   /**
-   * Rows the expiry rule keeps although their time has passed (events not fanned out yet): a
-   * partition holding one is not dropped, and its other rows are deleted one by one.
+   * Rows the expiry rule keeps at `now` although their partition's time has passed (events not
+   * fanned out yet, deliveries not final): a partition holding one is not dropped, and its other
+   * rows are deleted one by one. Asked again, under the table's lock, in the transaction that drops.
    */
-  readonly kept?: (rows: Knex.QueryBuilder) => Knex.QueryBuilder;
+  readonly kept?: (rows: Knex.QueryBuilder, now: number) => Knex.QueryBuilder;
 }
 
 /** What one upkeep did to a table's partitions, by name. */
@@ -149,6 +172,15 @@ export interface Engine {
    * reader connection, keeping results until the next commit (so they must be reads there).
    */
   select(db: Knex, statements: readonly Statement[]): Promise<(readonly unknown[])[]>;
+  /**
+   * A judgement's rows and a read that only it may allow ({@link GatedRead}), outside a
+   * transaction. PostgreSQL sends the gated read, then the judgement, in one round trip: the read
+   * reads nothing unless its gate holds, and a judgement that lets the request through after it
+   * proves that it held. SQLite reads the judgement, then the read only when `allows` says so: its
+   * reads cost no round trip, and the gate binds the instant, which would keep its reader from
+   * keeping the read's result until the next commit.
+   */
+  selectJudged(db: Knex, judgement: Statement, read: GatedRead): Promise<Judged>;
   /** A request arrived: what is kept is checked against the database's commits again before it is used. */
   noteRequestArrival(): void;
   /** The query as one that locks the rows it reads until the transaction ends. */

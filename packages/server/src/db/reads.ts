@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
-import { engineOf, type Statement } from './engine';
+import { engineOf, type GatedRead, type Judged, type Statement } from './engine';
 import type { SqlValue } from './rows';
 import type { Db } from './transactions';
 
-export type { Statement } from './engine';
+export type { GatedRead, Judged, Statement } from './engine';
 export type { SqlValue } from './rows';
 
 /**
@@ -32,6 +32,63 @@ export async function selectRows<Row>(
  * docs/decisions/0066-postgresql-read-path.md); SQLite reads each from its reader.
  */
 export const selectTogether = (db: Knex, statements: readonly Statement[]): Promise<(readonly unknown[])[]> => engineOf(db).select(db, statements);
+
+/**
+ * A judgement's rows and a read only it may allow, outside a transaction: on PostgreSQL in one
+ * round trip, on SQLite one after the other ({@link GatedRead}, the bearer check and an operation's
+ * first read: docs/decisions/0092-no-read-before-the-token.md).
+ */
+export const selectJudged = (db: Knex, judgement: Statement, read: GatedRead): Promise<Judged> => engineOf(db).selectJudged(db, judgement, read);
+
+/** A `:name` binding (not a `::type` cast), as the PostgreSQL engine reads them. */
+const NAMED_BINDING = /(?<![:\w]):([a-z_][a-z0-9_]*)/g;
+
+/** A statement's text under a gate, and the gate's bindings in the order its `?` placeholders take them. */
+interface GatedText {
+  readonly sql: string;
+  readonly positionalNames: readonly string[];
+}
+
+/**
+ * A statement read only while `condition` holds: SQL bound by name (`:token_hash`…) that reads no
+ * column of the statement's, so that the planner evaluates it once, before anything else (PostgreSQL's
+ * one-time filter: a gate that is shut reads none of the statement's tables). The statement's own
+ * rows and order are unchanged; its bindings stay as they were (`?` values, the gate's after them,
+ * or `:name` bindings beside the gate's, which must not name one of its own otherwise).
+ */
+export function readWhile(condition: string): (statement: Statement, bindings: Readonly<Record<string, SqlValue>>) => Statement {
+  const texts = new Map<string, GatedText>();
+  const textOf = (sql: string, positional: boolean): GatedText => {
+    const known = texts.get(sql);
+    if (known) return known;
+    const positionalNames: string[] = [];
+    const gate = positional
+      ? condition.replace(NAMED_BINDING, (_match, name: string) => {
+          positionalNames.push(name);
+          return '?';
+        })
+      : condition;
+    const text = { sql: `select gated.* from (${sql}) gated where ${gate}`, positionalNames };
+    texts.set(sql, text);
+    return text;
+  };
+  return ({ sql, params, fresh }, bindings) => {
+    const positional = Array.isArray(params);
+    const text = textOf(sql, positional);
+    const gated = positional
+      ? [...(params as readonly SqlValue[]), ...text.positionalNames.map((name) => bindings[name] ?? null)]
+      : bindingsBeside(params as Readonly<Record<string, SqlValue>>, bindings);
+    return { sql: text.sql, params: gated, ...(fresh === undefined ? {} : { fresh }) };
+  };
+}
+
+/** A named statement's bindings with the gate's: a name both use must be bound to the same value. */
+function bindingsBeside(own: Readonly<Record<string, SqlValue>>, gate: Readonly<Record<string, SqlValue>>): Record<string, SqlValue> {
+  for (const [name, value] of Object.entries(gate)) {
+    if (Object.hasOwn(own, name) && own[name] !== value) throw new Error(`A gated statement binds :${name} otherwise than its gate`);
+  }
+  return { ...own, ...gate };
+}
 
 /**
  * Rows a request read ahead: an operation's first read, made with the bearer token's statement

@@ -82,6 +82,10 @@ export const TABLE_CLASSES: Readonly<Record<string, ClassifiedTable>> = {
   api_version_usage: { kind: 'coordinator', reason: "which installation called under which date version: the operator's record, written once a day per pair" },
   knex_migrations: { kind: 'coordinator', reason: 'the migrations applied (knex)' },
   knex_migrations_lock: { kind: 'coordinator', reason: "knex's migration lock" },
+  svc_migrations: { kind: 'coordinator', reason: 'the migrations after 017 applied, expand phase (db/migrate.ts)' },
+  svc_migrations_lock: { kind: 'coordinator', reason: "knex's migration lock of the expand phase" },
+  svc_migrations_contract: { kind: 'coordinator', reason: 'the contract phases applied (db/migrate.ts)' },
+  svc_migrations_contract_lock: { kind: 'coordinator', reason: "knex's migration lock of the contract phase" },
 };
 
 /** The store tables: what a statement of the store API must name `store_id` for. */

@@ -3,10 +3,17 @@ import { ApiError } from '../core/errors';
 import { ownValue } from '../core/records';
 import { checkSecret } from '../credentials/secrets';
 import { fromJsonList } from '../db/json-lists';
-import { type ReadAhead, type Statement, selectTogether } from '../db/reads';
+import { type ReadAhead, readWhile, type Statement, selectJudged, selectTogether } from '../db/reads';
 import { satisfiesAny } from '../platform/scopes';
 import { storeMigrating } from '../platform/stores';
-import { effectiveScopes, livenessOfFacts, TOKEN_FACTS_COLUMNS, type TokenLiveness, tokenLivenessSql } from '../platform/tokens';
+import {
+  effectiveScopes,
+  LIVE_ACCESS_TOKEN_OF_STORE_SQL,
+  livenessOfFacts,
+  TOKEN_FACTS_COLUMNS,
+  type TokenLiveness,
+  tokenLivenessSql,
+} from '../platform/tokens';
 import type { Services } from '../services/container';
 import type { FoldedSpend, Quota, RateDecision } from '../services/rate-limit';
 
@@ -110,17 +117,25 @@ interface SpendingRow extends TokenContextRow {
   quota_expire?: number | null;
 }
 
-/** What the token's statement answered: its context, the quota's decision when it spent it, the first read's rows. */
+/** What the token's statement answered: its context, its state when judged already, the quota's decision when it spent it, the first read's rows. */
 interface LoadedContext {
   row: SpendingRow | undefined;
+  liveness?: TokenLiveness;
   spent?: RateDecision;
   readAhead?: ReadAhead;
 }
 
 /**
+ * An operation's first read, made only for a live token of the path's store: a token never issued
+ * (anyone can make one that passes the checksum), expired, revoked or of another store reads no
+ * store table (docs/decisions/0092-no-read-before-the-token.md).
+ */
+const readForLiveToken = readWhile(LIVE_ACCESS_TOKEN_OF_STORE_SQL);
+
+/**
  * The token's context with the operation's first read, together (on PostgreSQL in one round trip,
- * docs/decisions/0066-postgresql-read-path.md), and where the database counts quotas (PostgreSQL)
- * with the installation's quota spent in the token's own statement.
+ * docs/decisions/0066-postgresql-read-path.md), the read gated on the token (0092), and where the
+ * database counts quotas (PostgreSQL) with the installation's quota spent in the token's own statement.
  */
 async function loadTokenContext(
   services: Services,
@@ -133,10 +148,29 @@ async function loadTokenContext(
   const token: Statement = fold
     ? { sql: spendingSqlOf(fold), params: { token_hash: tokenHash, store_id: storeId, now, ...fold.bindings() } }
     : { sql: TOKEN_CONTEXT_SQL, params: { token_hash: tokenHash } };
-  const [[row], readRows] = (await selectTogether(services.db, firstRead ? [token, firstRead] : [token])) as [SpendingRow[], unknown[] | undefined];
-  const readAhead = readRows ? { rows: readRows } : undefined;
-  if (row?.quota_points == null || row.quota_expire == null) return { row, ...(readAhead ? { readAhead } : {}) };
-  return { row, spent: fold?.decisionOf(row.quota_points, row.quota_expire), ...(readAhead ? { readAhead } : {}) };
+  let liveness: TokenLiveness | undefined;
+  let row: SpendingRow | undefined;
+  let readRows: readonly unknown[] | undefined;
+  if (firstRead) {
+    const judged = await selectJudged(services.db, token, {
+      statement: firstRead,
+      gated: () => readForLiveToken(firstRead, { token_hash: tokenHash, store_id: storeId, now }),
+      // Where the read follows the judgement (SQLite): the checks of a token that lets it through, but the store's moving.
+      allows: async ([judgedRow]) => {
+        const context = judgedRow as SpendingRow | undefined;
+        if (context?.token_store_id !== storeId) return false;
+        liveness = await livenessOfContext(services, context, now);
+        return liveness === 'live';
+      },
+    });
+    [row] = judged.judgement as SpendingRow[];
+    readRows = judged.read;
+  } else {
+    [[row]] = (await selectTogether(services.db, [token])) as [SpendingRow[]];
+  }
+  const loaded: LoadedContext = { row, ...(liveness ? { liveness } : {}), ...(readRows ? { readAhead: { rows: readRows } } : {}) };
+  if (row?.quota_points == null || row.quota_expire == null) return loaded;
+  return { ...loaded, spent: fold?.decisionOf(row.quota_points, row.quota_expire) };
 }
 
 /** A token that lets the request through, and the decision of the installation's quota (spent, whatever it says). */
@@ -166,9 +200,10 @@ export async function authenticateBearer(
   const presented = checkSecret('accessToken', bearerOf(header));
   if (!presented.ok) throw unauthenticated('The access token is not a store API access token (svc_at_…).');
   const now = services.clock.now();
-  const { row, spent, readAhead } = await loadTokenContext(services, presented.hash, storeId, now, services.limiter.folded(quota), firstRead?.());
+  const loaded = await loadTokenContext(services, presented.hash, storeId, now, services.limiter.folded(quota), firstRead?.());
+  const { row, spent, readAhead } = loaded;
   if (!row) throw unauthenticated('The access token is unknown.');
-  const liveness = await livenessOfContext(services, row, now);
+  const liveness = loaded.liveness ?? (await livenessOfContext(services, row, now));
   if (liveness !== 'live') throw unauthenticated(NOT_LIVE_MESSAGES[liveness]);
   if (row.token_store_id !== storeId) throw new ApiError('STORE_NOT_FOUND', 'The access token is not bound to this store.');
   if (row.routing_state === 'migrating') throw storeMigrating();

@@ -123,16 +123,19 @@ function claim({ db, clock }: Deps, scope: IdempotencyScope): Promise<Claim> {
       .first();
     if (!row) {
       const made = { store_id: scope.storeId, id: randomUUID(), expires_at: now + IDEMPOTENCY_TTL_MS };
-      await trx('idempotency_keys').insert({
-        ...made,
-        installation_id: scope.installationId,
-        operation_id: scope.operationId,
-        idempotency_key: scope.key,
-        request_hash: scope.requestHash,
-        state: 'in_progress',
-        lease_until: leaseUntil,
-        created_at: now,
-      });
+      const key = { installation_id: scope.installationId, operation_id: scope.operationId, idempotency_key: scope.key };
+      const insert = () =>
+        trx('idempotency_keys')
+          .insert({ ...made, ...key, request_hash: scope.requestHash, state: 'in_progress', lease_until: leaseUntil, created_at: now })
+          .onConflict()
+          .ignore()
+          .returning('id');
+      if ((await insert()).length === 0) {
+        // Until migration 019's contract phase the table keeps its unique key (the previous release
+        // upserts by it), and an expired row of this key, not swept yet, holds it: it counts as never used.
+        await trx('idempotency_keys').where(key).where('expires_at', '<=', now).delete();
+        if ((await insert()).length === 0) throw inProgress();
+      }
       return { owned: true, row: made, leaseUntil };
     }
     if (row.request_hash !== scope.requestHash) throw reused();

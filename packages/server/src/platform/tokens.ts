@@ -73,6 +73,18 @@ export const tokenLivenessSql = (alias: string): string => `case
       or ${alias}.grant_generation <> ${alias}.installation_generation then 'earlier_installation'
     else 'live' end`;
 
+/**
+ * A condition (SQL bound by `:token_hash`, `:store_id` and `:now`) that holds while the access token
+ * of that hash is live by the rule and bound to that store: the gate of a read made for a bearer
+ * token before it is judged (an operation's first read, docs/decisions/0092-no-read-before-the-token.md).
+ * It holds for a while and then fails for good: a token never becomes live again, nor changes store.
+ * One probe of the token's hash when no such token was issued.
+ */
+export const LIVE_ACCESS_TOKEN_OF_STORE_SQL = `exists (select 1 from (
+    select t.store_id, ${TOKEN_FACTS_COLUMNS} from tokens t join grants g on g.id = t.grant_id left join installations i on i.id = t.installation_id
+    where t.token_hash = :token_hash and t.kind = 'access') facts
+  where facts.store_id = :store_id and ${tokenLivenessSql('facts')} = 'live')`;
+
 const TOKEN_LIVENESS_SQL = `select ${tokenLivenessSql('facts')} as liveness from (
   select ${TOKEN_FACTS_COLUMNS} from tokens t join grants g on g.id = t.grant_id left join installations i on i.id = t.installation_id
   where t.id = :token_id) facts`;

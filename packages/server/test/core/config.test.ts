@@ -19,7 +19,10 @@ describe('configuration from the environment', () => {
   });
 
   it('turns response validation and internal messages off in production', () => {
-    expect(loadConfig({ NODE_ENV: 'production', SECRET_KEY: 'a'.repeat(64) })).toMatchObject({ validateResponses: false, exposeInternalErrors: false });
+    expect(loadConfig({ NODE_ENV: 'production', SECRET_KEY: 'a'.repeat(64), PUBLIC_URL: 'https://api.example.com' })).toMatchObject({
+      validateResponses: false,
+      exposeInternalErrors: false,
+    });
   });
 
   it.each(['-1', '65536', 'abc', '80.5', ' ', '0x1152', '1e3', '+80', '3000 '])('refuses PORT=%p with a clear message', (port) => {
@@ -43,7 +46,10 @@ describe('configuration from the environment', () => {
 
   it('waits 5 s before closing the listener in production only, and drains for 20 s', () => {
     expect(loadConfig({}).shutdown).toEqual({ delayMs: 0, timeoutMs: 20_000 });
-    expect(loadConfig({ NODE_ENV: 'production', SECRET_KEY: 'a'.repeat(64) }).shutdown).toEqual({ delayMs: 5000, timeoutMs: 20_000 });
+    expect(loadConfig({ NODE_ENV: 'production', SECRET_KEY: 'a'.repeat(64), PUBLIC_URL: 'https://api.example.com' }).shutdown).toEqual({
+      delayMs: 5000,
+      timeoutMs: 20_000,
+    });
     expect(loadConfig({ SHUTDOWN_DELAY_MS: '100', SHUTDOWN_TIMEOUT_MS: '0' }).shutdown).toEqual({ delayMs: 100, timeoutMs: 0 });
   });
 
@@ -178,7 +184,10 @@ describe('configuration from the environment', () => {
   describe('SECRET_KEY and the webhook settings', () => {
     it('refuses to start in production without SECRET_KEY, and takes 32 bytes in hex or base64', () => {
       expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/SECRET_KEY is required in production/);
-      expect(loadConfig({ NODE_ENV: 'production', SECRET_KEY: 'ab'.repeat(32) }).secretKeys).toEqual({ keys: [Buffer.alloc(32, 0xab)], setting: 'SECRET_KEY' });
+      expect(loadConfig({ NODE_ENV: 'production', SECRET_KEY: 'ab'.repeat(32), PUBLIC_URL: 'https://api.example.com' }).secretKeys).toEqual({
+        keys: [Buffer.alloc(32, 0xab)],
+        setting: 'SECRET_KEY',
+      });
       expect(loadConfig({ SECRET_KEY: Buffer.alloc(32, 7).toString('base64') }).secretKeys?.keys).toEqual([Buffer.alloc(32, 7)]);
       expect(loadConfig({}).secretKeys).toBeUndefined();
       for (const bad of ['ab'.repeat(31), Buffer.alloc(16).toString('base64'), 'not a key']) {
@@ -188,7 +197,11 @@ describe('configuration from the environment', () => {
 
     it('takes SECRET_KEYS, a ring whose first key seals, in production too (in place of SECRET_KEY)', () => {
       const [first, second] = [Buffer.alloc(32, 1), Buffer.alloc(32, 2)];
-      const config = loadConfig({ NODE_ENV: 'production', SECRET_KEYS: `${first.toString('hex')}, ${second.toString('base64')}` });
+      const config = loadConfig({
+        NODE_ENV: 'production',
+        SECRET_KEYS: `${first.toString('hex')}, ${second.toString('base64')}`,
+        PUBLIC_URL: 'https://api.example.com',
+      });
       expect(config.secretKeys).toEqual({ keys: [first, second], setting: 'SECRET_KEYS' });
       expect(loadConfig({ SECRET_KEYS: first.toString('base64url') }).secretKeys?.keys).toEqual([first]);
     });

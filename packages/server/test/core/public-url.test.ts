@@ -42,13 +42,23 @@ describe('PUBLIC_URL: the origin clients reach the service at, the OAuth issuer'
     for (const local of ['http://localhost:3000', 'http://127.0.0.1:3000', 'http://[::1]:3000', 'http://app.localhost']) {
       expect(loadConfig({ ...PRODUCTION, PUBLIC_URL: local }).publicUrl).toBe(local);
     }
-    expect(loadConfig(PRODUCTION).publicUrl).toBe('http://localhost:3000');
     expect(loadConfig({ NODE_ENV: 'development', PUBLIC_URL: 'http://api.example.com' }).publicUrl).toBe('http://api.example.com');
+  });
+
+  it('is required by the server in production (fail closed: no guessed issuer), and named in one line with the other missing settings', () => {
+    expect(() => loadConfig(PRODUCTION)).toThrow(
+      new Error('PUBLIC_URL is required in production: the https origin clients reach the service at (https://api.example.com), the OAuth issuer they check'),
+    );
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/^SECRET_KEY is required in production: .*; PUBLIC_URL is required in production: [^\n]*$/);
+    // An svc command (a migration, the webhook worker) names no issuer.
+    expect(loadConfig(PRODUCTION, 'command').environment).toBe('production');
+    // Outside production the local default stands.
+    expect(loadConfig({ NODE_ENV: 'test' }).publicUrl).toBe('http://localhost:3000');
   });
 
   it("is the services' issuer, and has a row in the deploy guide's settings table", async () => {
     const config = loadConfig({ PUBLIC_URL: 'https://api.example.com', SECRET_KEY: 'b'.repeat(64) });
     expect(servicesFromConfig(config, db).issuer).toBe('https://api.example.com');
-    expect(settingsTable()).toMatch(/^\| `PUBLIC_URL` \| `http:\/\/localhost:<PORT>` \| .*issuer/m);
+    expect(settingsTable()).toMatch(/^\| `PUBLIC_URL` \| `http:\/\/localhost:<PORT>` \(not in production\) \| .*issuer.*Required by the server in production/m);
   });
 });

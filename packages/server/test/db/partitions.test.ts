@@ -8,6 +8,7 @@ import { EXPIRY_RULES } from '../../src/jobs/housekeeping';
 import { partitionedTables } from '../../src/services/housekeeping';
 import { OUTBOX_KEPT_MS } from '../../src/services/outbox';
 import { describeOnPostgres, testDatabases } from '../support/databases';
+import { subscribedInstallation } from '../support/webhook-rows';
 
 const TABLES = partitionedTables(EXPIRY_RULES);
 
@@ -55,11 +56,12 @@ describeOnPostgres('partitions by time', (testDatabase) => {
   const names = async (table: string) => (await partitionsOf(db, table)).map((partition) => partition.name);
   const dayName = (table: string, day: number) => `${table}_p${new Date(day).toISOString().slice(0, 10).replace(/-/g, '')}`;
 
-  it('are what the expiry rules name: the outbox, the attempts and the idempotency keys, each with a default partition', async () => {
+  it('are what the expiry rules name: the outbox, the attempts, the deliveries and the idempotency keys, each with a default partition', async () => {
     expect(TABLES.map((table) => [table.table, table.column])).toEqual([
       ['idempotency_keys', 'expires_at'],
       ['outbox_events', 'occurred_at'],
       ['webhook_attempts', 'attempted_at'],
+      ['webhook_deliveries', 'created_at'],
     ]);
     for (const { table } of TABLES) expect(await names(table)).toEqual(expect.arrayContaining([`${table}_p_default`, `${table}_p_legacy`]));
   });
@@ -106,6 +108,80 @@ describeOnPostgres('partitions by time', (testDatabase) => {
       [0, 0],
       [0, 0],
       [0, 0],
+      [0, 0],
     ]);
+  });
+
+  it('are kept by two leaders racing: each day is made once, and neither fails', async () => {
+    const other = await testDatabase.openAnother();
+    const at = dayOf(Date.now()) + 60 * DAY_MS;
+    const [first, second] = await Promise.all([keepPartitions(db, TABLES, at), keepPartitions(other, TABLES, at)]);
+    for (const [index, table] of TABLES.entries()) {
+      const made = [...(first[index]?.created ?? []), ...(second[index]?.created ?? [])];
+      const expected = Array.from({ length: PARTITION_DAYS_AHEAD + 1 }, (_, day) => dayName(table.table, dayOf(at) + day * DAY_MS));
+      expect(made.sort()).toEqual(expected);
+      expect(await names(table.table)).toEqual(expect.arrayContaining(expected));
+    }
+  });
+
+  it('drop a day only under the lock that proved it holds nothing to send: an event dated in the past, committed meanwhile, stays', async () => {
+    const day = dayOf(Date.now()) + 90 * DAY_MS;
+    const at = day + OUTBOX_KEPT_MS + 2 * DAY_MS;
+    await keepPartitions(db, TABLES, day); // the day and the days after it exist
+    // Every other expired day dropped first, the day kept by an event not fanned out, which then is.
+    const waiting = anEvent(storeId, day + 500, false);
+    await db('outbox_events').insert(waiting);
+    await keepPartitions(db, TABLES, at);
+    await db('outbox_events').where({ id: waiting.id }).update({ dispatched_at: at });
+    expect(await names('outbox_events')).toContain(dayName('outbox_events', day));
+    // svc simulate's kind of write: an event of an expired day, not fanned out yet, still uncommitted when the upkeep looks.
+    const writer = await testDatabase.openAnother();
+    const event = anEvent(storeId, day + 1000, false);
+    let upkeep: Promise<unknown> | undefined;
+    await writer.transaction(async (trx) => {
+      await trx('outbox_events').insert(event);
+      upkeep = keepPartitions(db, TABLES, at);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    });
+    await upkeep;
+    expect(await db('outbox_events').where({ id: event.id })).toHaveLength(1);
+    expect(await names('outbox_events')).toContain(dayName('outbox_events', day));
+  });
+
+  it('drop a day of deliveries once each is final and its event past retention; a pending one keeps its day', async () => {
+    const start = dayOf(Date.now()) + 120 * DAY_MS;
+    await keepPartitions(db, TABLES, start);
+    const { subscriptionId: subscription } = await subscribedInstallation(db, storeId, start);
+    const delivery = (at: number, finished: boolean) => ({
+      store_id: storeId,
+      subscription_id: subscription,
+      event_id: uuidV7(at),
+      event_type: 'product.created',
+      kind: 'event',
+      state: finished ? 'succeeded' : 'pending',
+      attempts: finished ? 1 : 0,
+      next_attempt_at: at,
+      created_at: at,
+      event_occurred_at: at,
+      finished_at: finished ? at : null,
+    });
+    await db('webhook_deliveries').insert([delivery(start + 1000, false), delivery(start + DAY_MS + 1000, true), delivery(start + DAY_MS + 2000, true)]);
+    const later = start + OUTBOX_KEPT_MS + 2 * DAY_MS + 1000;
+    const deliveries = (await keepPartitions(db, TABLES, later)).find((upkeep) => upkeep.table === 'webhook_deliveries');
+    expect(deliveries?.dropped).toContain(dayName('webhook_deliveries', start + DAY_MS));
+    expect(deliveries?.dropped).not.toContain(dayName('webhook_deliveries', start));
+    expect(await db('webhook_deliveries').where({ subscription_id: subscription }).select('state')).toEqual([{ state: 'pending' }]);
+  });
+
+  it('take a claimed delivery’s writes to its one day: its whole key prunes every other partition', async () => {
+    const day = dayOf(Date.now()) + 200 * DAY_MS;
+    await keepPartitions(db, TABLES, day);
+    const read = await partitionsRead('update webhook_deliveries set attempts = 1 where store_id = ? and id = ? and created_at = ? and claim_token = ?', [
+      storeId,
+      1,
+      day + 5,
+      randomUUID(),
+    ]);
+    expect(read).toEqual([dayName('webhook_deliveries', day)]);
   });
 });

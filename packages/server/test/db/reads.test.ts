@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import type { Knex } from 'knex';
 import { createDatabase } from '../../src/db/connection';
-import { noteRequestArrival, selectRows, selectTogether } from '../../src/db/reads';
+import { noteRequestArrival, readWhile, selectJudged, selectRows, selectTogether } from '../../src/db/reads';
 import { testDatabases } from '../support/databases';
 
 const READ = 'select id, label from read_probe where id = ?';
@@ -38,6 +38,44 @@ describe.each(testDatabases())('hot-path reads (selectRows) on $name', (testData
         { sql: 'select label from read_probe where id = :id or label = :label order by id', params: { id: 1, label: 'two' } },
       ]),
     ).toEqual([[{ id: 2, label: 'two' }], [{ label: 'one' }, { label: 'two' }]]);
+  });
+
+  it('reads a gated statement only while its gate holds: the same rows in the same order, or none (readWhile, decision 0092)', async () => {
+    const whileLabelled = readWhile('exists (select 1 from read_probe where label = :wanted)');
+    const positional = { sql: 'select id, label from read_probe where id >= ? order by id desc', params: [1] };
+    const named = { sql: 'select id from read_probe where id <= :top order by id', params: { top: 2 } };
+    const rowsOf = ({ sql, params }: { sql: string; params: Parameters<typeof selectRows>[2] }) => selectRows(db, sql, params, { fresh: true });
+    expect(await rowsOf(whileLabelled(positional, { wanted: 'two' }))).toEqual([
+      { id: 2, label: 'two' },
+      { id: 1, label: 'one' },
+    ]);
+    expect(await rowsOf(whileLabelled(positional, { wanted: 'three' }))).toEqual([]);
+    expect(await rowsOf(whileLabelled(named, { wanted: 'one' }))).toEqual([{ id: 1 }, { id: 2 }]);
+    expect(await rowsOf(whileLabelled(named, { wanted: 'nine' }))).toEqual([]);
+    // The gate's values follow the statement's, in the order its text names them.
+    expect(whileLabelled(positional, { wanted: 'two' }).params).toEqual([1, 'two']);
+    expect(() => whileLabelled({ sql: named.sql, params: { top: 2, wanted: 'x' } }, { wanted: 'y' })).toThrow(
+      'A gated statement binds :wanted otherwise than its gate',
+    );
+  });
+
+  it('a judged read: the judgement always, the read only where the judgement allows it (its gate holds, on PostgreSQL)', async () => {
+    const whileLabelled = readWhile('exists (select 1 from read_probe where label = :wanted)');
+    const read = { sql: 'select label from read_probe where id = ?', params: [1] };
+    const judge = (wanted: string) => ({ sql: 'select count(*) as labelled from read_probe where label = :wanted', params: { wanted } });
+    const judged = (wanted: string) =>
+      selectJudged(db, judge(wanted), {
+        statement: read,
+        gated: () => whileLabelled(read, { wanted }),
+        allows: async ([row]) => Number((row as { labelled: number | string }).labelled) > 0,
+      });
+    const open = await judged('two');
+    expect(open.read).toEqual([{ label: 'one' }]);
+    expect(open.judgement.map((row) => Number((row as { labelled: number | string }).labelled))).toEqual([1]);
+    const shut = await judged('three');
+    // Not read (SQLite), or read with its gate shut (PostgreSQL): no rows either way.
+    expect(shut.read ?? []).toEqual([]);
+    expect(shut.judgement.map((row) => Number((row as { labelled: number | string }).labelled))).toEqual([0]);
   });
 
   it('keeps a read until the next commit, unless it is fresh: its answer depends on a value bound anew (the instant)', async () => {

@@ -142,7 +142,7 @@ describe.each(testDatabases())('migration 018 (keys led by the store) on $name',
   });
 
   if (testDatabase.name === 'postgres') {
-    it('refuses, on PostgreSQL, a reference to another store row, and a delivery without its store', async () => {
+    it('refuses, on PostgreSQL, a reference to another store row; a delivery without its store gets its subscription’s until the contract phase, then is refused', async () => {
       const first = await storeRows(db, 'third', true);
       const second = await storeRows(db, 'fourth', true);
       const line = { quantity: 1, unit_price_halalas: 1, total_halalas: 1, discount_share_halalas: 0, product_kind: 'physical', name: 'x' };
@@ -150,20 +150,26 @@ describe.each(testDatabases())('migration 018 (keys led by the store) on $name',
       expect(await failure(db('order_items').insert({ store_id: first.storeId, order_id: second.orderId, product_id: first.productId, ...line }))).toContain(
         'order_items_order_id_foreign',
       );
-      expect(
-        await failure(
-          db('webhook_deliveries').insert({
-            subscription_id: first.subscriptionId,
-            event_id: randomUUID(),
-            event_type: 'order.created',
-            kind: 'event',
-            state: 'pending',
-            next_attempt_at: NOW,
-            created_at: NOW,
-            event_occurred_at: NOW,
-          }),
-        ),
-      ).toContain('store_id');
+      const delivery = (row: Record<string, unknown> = {}) =>
+        db('webhook_deliveries').insert({
+          subscription_id: first.subscriptionId,
+          event_id: randomUUID(),
+          event_type: 'order.created',
+          kind: 'event',
+          state: 'pending',
+          next_attempt_at: NOW,
+          created_at: NOW,
+          event_occurred_at: NOW,
+          ...row,
+        });
+      // The previous release's fan-out writes no store_id: the expand phase's trigger gives the subscription's.
+      const [made] = await delivery().returning(['store_id']);
+      expect(made).toEqual({ store_id: first.storeId });
+      expect(await failure(delivery({ store_id: second.storeId }))).toContain('webhook_deliveries_subscription_id_foreign');
+      const contract = migrations.find((entry) => entry.name === THIS)?.contract;
+      await contract?.up(db);
+      expect(await failure(delivery())).toContain('store_id');
+      await contract?.down?.(db);
     });
   }
 });

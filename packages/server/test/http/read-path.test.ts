@@ -6,7 +6,7 @@ import { suiteHarness } from '../support/harness';
 /**
  * What a product read costs the database (docs/decisions/0066-postgresql-read-path.md): on
  * PostgreSQL one statement reads the token's context and spends the installation's quota, and one
- * reads the product or the page, in the token's round trip. On SQLite the
+ * reads the product or the page, gated on the token, in the token's round trip. On SQLite the
  * reads go through the read-only connection and the quota is counted in memory, so no statement
  * goes through the pool.
  */
@@ -57,7 +57,9 @@ describe.each(testDatabases())('the round trips of a product read on $name', (te
       const shapes = statements.map((sql) =>
         sql.includes('insert into api_quota_counters') && sql.includes('from tokens t') ? 'token with quota' : sql.includes('from products p') ? 'read' : sql,
       );
-      expect(shapes).toEqual(['token with quota', 'read', 'token with quota', 'read']);
+      // The read first, gated on the token (docs/decisions/0092-no-read-before-the-token.md): a judgement after it that lets the request through proves the gate was open.
+      expect(shapes).toEqual(['read', 'token with quota', 'read', 'token with quota']);
+      for (const read of statements.filter((sql) => sql.includes('from products p'))) expect(read).toContain("where t.token_hash = ? and t.kind = 'access'");
     }
     expect(attempts.map(({ roundTrips }) => roundTrips).at(-1)).toEqual([1, 1]);
   });

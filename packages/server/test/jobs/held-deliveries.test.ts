@@ -10,6 +10,7 @@ function claimed(subscriptionId: string, leaseEnd = LEASE_END): ClaimedDelivery 
   const id = nextId++;
   return {
     id,
+    createdAt: 0,
     claimToken: 'worker',
     eventId: `event-${id}`,
     eventType: 'product.created',

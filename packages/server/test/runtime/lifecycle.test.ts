@@ -3,15 +3,19 @@
  * closed, probes, the stop sequence, a database that is late or goes away, replicas that migrate
  * together. Each case starts real processes; none checks a duration, only what happened in order.
  */
+import { execFile } from 'node:child_process';
 import net from 'node:net';
+import { promisify } from 'node:util';
 import { createDatabase } from '../../src/db/connection';
 import { SAME_STOP_MS } from '../../src/runtime/shutdown';
-import { builtServer, builtServersPerTest, expectRefusedStart, freshPostgresDatabase, statusOf, tempDataDir, until } from '../support/built-server';
+import { builtCli, builtServer, builtServersPerTest, expectRefusedStart, freshPostgresDatabase, statusOf, tempDataDir, until } from '../support/built-server';
 import { describeOnPostgres } from '../support/databases';
 
 jest.setTimeout(120_000);
 
 const KEY = 'a'.repeat(64);
+/** What production needs besides the key: the issuer clients reach it at. */
+const PUBLIC_URL = 'https://api.example.com';
 
 const start = builtServersPerTest();
 
@@ -25,7 +29,11 @@ describe(`settings that fail closed (${builtServer})`, () => {
     [{ PORT: '80.5' }, 'PORT must be a decimal integer from 0 to 65535, not "80.5"'],
     [{ PORT: '65536' }, 'PORT must be a decimal integer from 0 to 65535, not "65536"'],
     [{ NODE_ENV: 'production' }, 'SECRET_KEY is required in production: 32 random bytes as 64 hex digits or base64 (openssl rand -hex 32)'],
-    [{ NODE_ENV: 'production', SECRET_KEY: KEY, SEED_DEMO: 'true' }, "SEED_DEMO is refused in production: the demo owner's password is public"],
+    [
+      { NODE_ENV: 'production', SECRET_KEY: KEY },
+      'PUBLIC_URL is required in production: the https origin clients reach the service at (https://api.example.com)',
+    ],
+    [{ NODE_ENV: 'production', SECRET_KEY: KEY, PUBLIC_URL, SEED_DEMO: 'true' }, "SEED_DEMO is refused in production: the demo owner's password is public"],
     [{ DATABASE_POOL_MAX: '0' }, 'DATABASE_POOL_MAX must be a decimal integer from 1 to 1000, not "0"'],
     [{ DATABASE_STATEMENT_TIMEOUT_MS: '-5' }, 'DATABASE_STATEMENT_TIMEOUT_MS must be a decimal integer from 0 to 3600000, not "-5"'],
     [{ SHUTDOWN_TIMEOUT_MS: '20s' }, 'SHUTDOWN_TIMEOUT_MS must be a decimal integer from 0 to 600000, not "20s"'],
@@ -39,6 +47,23 @@ describe(`settings that fail closed (${builtServer})`, () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain(message);
     expect(run.stdout).toBe('');
+  });
+
+  it('production without PUBLIC_URL: exactly one line naming it on stderr, exit code 1, nothing served or logged', async () => {
+    const run = start({ DATA_DIR: tempDataDir(), NODE_ENV: 'production', SECRET_KEY: KEY, LOG_LEVEL: 'info' });
+    expect(await run.exited).toBe(1);
+    expect(run.stderr).toBe(
+      'PUBLIC_URL is required in production: the https origin clients reach the service at (https://api.example.com), the OAuth issuer they check\n',
+    );
+    expect(run.stdout).toBe('');
+  });
+
+  it('an svc command in production names no issuer, so it runs without PUBLIC_URL (a migration job)', async () => {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [builtCli, 'migrate'], {
+      env: { PATH: process.env.PATH ?? '', DATA_DIR: tempDataDir(), NODE_ENV: 'production', SECRET_KEY: KEY },
+    });
+    expect(stderr).toBe('');
+    expect(stdout).toMatch(/^applied 001_platform\n/);
   });
 
   it('a port in use is named, with exit code 1 and no stack', async () => {
@@ -102,7 +127,7 @@ describe('probes and the stop on SQLite', () => {
   });
 
   it('in production stdout holds JSON lines only, start lines included', async () => {
-    const run = start({ DATA_DIR: tempDataDir(), NODE_ENV: 'production', SECRET_KEY: KEY, LOG_LEVEL: 'info', SHUTDOWN_DELAY_MS: '0' });
+    const run = start({ DATA_DIR: tempDataDir(), NODE_ENV: 'production', SECRET_KEY: KEY, PUBLIC_URL, LOG_LEVEL: 'info', SHUTDOWN_DELAY_MS: '0' });
     const base = `http://127.0.0.1:${await run.port()}`;
     await until(async () => (await statusOf(`${base}/readyz`)) === 200);
     run.child.kill('SIGTERM');
@@ -124,6 +149,7 @@ describe('probes and the stop on SQLite', () => {
     const run = start({
       NODE_ENV: 'production',
       SECRET_KEY: KEY,
+      PUBLIC_URL,
       LOG_LEVEL: 'info',
       DATABASE_URL: `postgres://svc:svc@127.0.0.1:${port}/nowhere`,
       DATABASE_CONNECT_TIMEOUT_MS: '1500',

@@ -30,10 +30,13 @@ export interface ServerRun {
 /** A fresh data directory, removed after the test. */
 export const tempDataDir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'svc-run-'));
 
-/** Starts the built server with exactly these settings (plus PATH), the way an image or a unit file would. */
-export function startBuiltServer(settings: Record<string, string>): ServerRun {
-  const child = spawn(process.execPath, [builtServer], {
-    cwd: repositoryRoot,
+/**
+ * Starts the built server with exactly these settings (plus PATH), the way an image or a unit file
+ * would; `entry` and `cwd` name another build's (the previous release's: support/previous-release).
+ */
+export function startBuiltServer(settings: Record<string, string>, { entry = builtServer, cwd = repositoryRoot } = {}): ServerRun {
+  const child = spawn(process.execPath, [entry], {
+    cwd,
     env: { PATH: process.env.PATH ?? '', PORT: '0', LOG_LEVEL: 'warn', ...settings },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

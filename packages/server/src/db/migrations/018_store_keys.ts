@@ -1,5 +1,7 @@
 import type { Knex } from 'knex';
 import { forEngine } from '../engine';
+import { addStoreIdFiller, fillerOf } from '../postgres/day-partitioning';
+import type { PhaseMigration } from './phase';
 
 /**
  * A schema ready to shard by store (docs/decisions/0079-keys-led-by-the-store.md): every store table's
@@ -19,6 +21,13 @@ import { forEngine } from '../engine';
  *
  * One transaction: each re-keyed table is under ACCESS EXCLUSIVE from its ALTER to the commit (one
  * index build per table, one check per foreign key: time linear in rows; the decision gives the online form).
+ * A cut run leaves nothing behind, on both databases.
+ *
+ * Expand, then contract (docs/decisions/0082-expand-then-contract.md): the previous release upserts
+ * a webhook queue `on conflict (subscription_id)` and inserts deliveries without `store_id`. The
+ * expand phase keeps a unique index on `webhook_queues (subscription_id)` beside the new key, and a
+ * trigger that fills a delivery's `store_id` from its subscription when an insert leaves it out;
+ * the contract phase drops both.
  */
 
 /** The store tables whose key becomes `(store_id, <column>)` on PostgreSQL, with the `(store_id, id)` index it replaces. */
@@ -72,6 +81,9 @@ const REFERENCES: ReadonlyArray<{ table: string; column: string; target: string 
 const UNKEYED_REFERENCE = { table: 'webhook_attempts', column: 'subscription_id', target: 'webhook_subscriptions' };
 
 const QUEUE_KEY_INDEX = 'webhook_queues_store_key_index';
+/** What the previous release's queue upsert names as its conflict target (PostgreSQL), until the contract phase. */
+const QUEUE_SUBSCRIPTION_UNIQUE = 'webhook_queues_subscription_id_unique';
+const DELIVERY_STORE = { table: 'webhook_subscriptions', via: 'subscription_id' } as const;
 
 const foreignKeyName = (table: string, column: string) => `${table}_${column}_foreign`;
 const primaryKeyName = (table: string) => `${table}_pkey`;
@@ -99,7 +111,25 @@ async function addDeliveryStore(knex: Knex): Promise<void> {
   );
 }
 
+/** The phase that removes what the previous release needs (db/migrate.ts runs it apart). */
+export const contract: PhaseMigration = {
+  up: (knex) => forEngine(knex, { postgres: contractOnPostgres, sqlite: async () => undefined })(knex),
+  down: (knex) => forEngine(knex, { postgres: uncontractOnPostgres, sqlite: async () => undefined })(knex),
+};
+
+async function contractOnPostgres(knex: Knex): Promise<void> {
+  await knex.raw('drop index if exists ??', [QUEUE_SUBSCRIPTION_UNIQUE]);
+  await knex.raw('drop trigger if exists ?? on webhook_deliveries', [fillerOf('webhook_deliveries')]);
+  await knex.raw('drop function if exists ??()', [fillerOf('webhook_deliveries')]);
+}
+
+async function uncontractOnPostgres(knex: Knex): Promise<void> {
+  await knex.raw('create unique index if not exists ?? on webhook_queues (subscription_id)', [QUEUE_SUBSCRIPTION_UNIQUE]);
+  await addStoreIdFiller(knex, 'webhook_deliveries', DELIVERY_STORE);
+}
+
 async function rekeyPostgres(knex: Knex): Promise<void> {
+  await addStoreIdFiller(knex, 'webhook_deliveries', DELIVERY_STORE);
   await knex.raw('alter table webhook_deliveries alter column store_id set not null');
   await knex.raw('alter table ?? drop constraint if exists ??', [UNKEYED_REFERENCE.table, foreignKeyName(UNKEYED_REFERENCE.table, UNKEYED_REFERENCE.column)]);
   for (const { table, column } of REFERENCES) await knex.raw('alter table ?? drop constraint ??', [table, foreignKeyName(table, column)]);
@@ -120,9 +150,11 @@ async function rekeyPostgres(knex: Knex): Promise<void> {
       target,
     ]);
   }
+  await knex.raw('create unique index ?? on webhook_queues (subscription_id)', [QUEUE_SUBSCRIPTION_UNIQUE]);
 }
 
 async function unkeyPostgres(knex: Knex): Promise<void> {
+  await contractOnPostgres(knex);
   for (const { table, column } of REFERENCES) await knex.raw('alter table ?? drop constraint ??', [table, foreignKeyName(table, column)]);
   for (const { table, key, redundantIndex } of REKEYED) {
     await knex.raw('alter table ?? drop constraint ??, add constraint ?? primary key (??)', [table, primaryKeyName(table), primaryKeyName(table), key]);

@@ -1,4 +1,3 @@
-import type { Knex } from 'knex';
 import * as platform from './001_platform';
 import * as oauthState from './002_oauth_state';
 import * as storeApi from './003_store_api';
@@ -19,9 +18,40 @@ import * as webhookQueues from './017_webhook_queues';
 import * as storeKeys from './018_store_keys';
 import * as partitions from './019_partitions';
 import * as readPositions from './020_read_positions';
+import * as deliveryPartitions from './021_delivery_partitions';
+import type { PhaseMigration } from './phase';
 
-/** Every migration in order. Listed in code (not read from disk) so tsx, jest and builds agree. */
-export const migrations: ReadonlyArray<{ name: string; migration: Knex.Migration }> = [
+export type { PhaseMigration } from './phase';
+
+/**
+ * A migration: its expand phase (`migration`), and the contract phase of one that removes what the
+ * previous release still uses (`contract`, run apart: db/migrate.ts).
+ */
+export interface MigrationEntry {
+  readonly name: string;
+  readonly migration: PhaseMigration;
+  readonly contract?: PhaseMigration;
+}
+
+/**
+ * Every migration in order. Listed in code (not read from disk) so tsx, jest and builds agree.
+ *
+ * Adding one (docs/decisions/0081-migrations-run-again.md, 0082-expand-then-contract.md;
+ * docs/development.md "Adding a migration"):
+ * - Re-entrant: cut at any statement (a timeout, a lost session, a killed process), the next run
+ *   completes it from what it finds: `if not exists`, a check before each step, an INVALID index
+ *   dropped and built again. SQLite runs a migration in one transaction; one outside a transaction
+ *   (`config.transaction = false`) wraps its SQLite part in one.
+ * - Expand now, contract in a later release: nothing the previous release reads or writes is
+ *   removed, renamed, re-keyed or made NOT NULL (without a default or a filler) by the expand
+ *   phase; that goes in `contract`, which runs after the rollout (`svc migrate --contract`).
+ *   The previous release's test (test/db/previous-release.test.ts) runs its code on the new schema.
+ * - No constraint whose meaning depends on the day of the run outlives the run.
+ * - Long DDL on a large table (a backfill, a validation, an index) runs on a session of its own
+ *   with a lock timeout and retries for its short steps (db/postgres/online-ddl.ts), never through
+ *   the pool's statement_timeout; test/db/migration-failures.test.ts cuts each of its steps.
+ */
+export const migrations: readonly MigrationEntry[] = [
   { name: '001_platform', migration: platform },
   { name: '002_oauth_state', migration: oauthState },
   { name: '003_store_api', migration: storeApi },
@@ -39,7 +69,8 @@ export const migrations: ReadonlyArray<{ name: string; migration: Knex.Migration
   { name: '015_event_feed', migration: eventFeed },
   { name: '016_sync_indexes', migration: syncIndexes },
   { name: '017_webhook_queues', migration: webhookQueues },
-  { name: '018_store_keys', migration: storeKeys },
-  { name: '019_partitions', migration: partitions },
+  { name: '018_store_keys', migration: storeKeys, contract: storeKeys.contract },
+  { name: '019_partitions', migration: partitions, contract: partitions.contract },
   { name: '020_read_positions', migration: readPositions },
+  { name: '021_delivery_partitions', migration: deliveryPartitions },
 ];

@@ -1,8 +1,8 @@
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
 import { RateLimiterPostgres } from 'rate-limiter-flexible';
-import type { Engine, KeptResult, LeadershipOptions, StoredLimiterOptions } from '../engine';
-import { withEngine } from '../engine';
+import type { Engine, GatedRead, Judged, KeptResult, LeadershipOptions, Statement, StoredLimiterOptions } from '../engine';
+import { engineOf, withEngine } from '../engine';
 import { type DatabaseLog, knexLogger } from '../knex-log';
 import type { ReadReplicas, ReplicaSettings } from '../read-routing';
 import { SharedListener } from '../shared-listener';
@@ -43,6 +43,9 @@ function retiredWhenTheSessionEnds(client: PgPooledClient, done: (error: Error |
   });
   done(null, client);
 }
+
+/** The `application_name` of a migration's own session, as `pg_stat_activity` shows it to an operator. */
+export const MIGRATION_SESSION_NAME = 'svc migrate';
 
 export interface PostgresSettings {
   readonly url: string;
@@ -120,6 +123,11 @@ class PostgresEngine implements Engine {
     return this.statements.rowSets(db, statements);
   }
 
+  async selectJudged(db: Knex, judgement: Statement, read: GatedRead): Promise<Judged> {
+    const [readRows = [], judgementRows = []] = await this.statements.rowSets(db, [read.gated(), judgement]);
+    return { judgement: judgementRows, read: readRows };
+  }
+
   noteRequestArrival(): void {}
 
   lockingRows<Query extends Knex.QueryBuilder>(query: Query): Query {
@@ -160,6 +168,27 @@ class PostgresEngine implements Engine {
     return openPostgres(this.settings);
   }
 
+  /**
+   * One connection to PostgreSQL itself (`DATABASE_DIRECT_URL` when the pool goes through a
+   * transaction pooler), without the pool's `statement_timeout`: a migration's long DDL (a
+   * validation, a concurrent index build) runs there for as long as it takes, each statement with
+   * the lock timeout its step sets (db/postgres/online-ddl.ts).
+   */
+  openMigrationSession(): Knex {
+    return knex({
+      client: 'pg',
+      log: knexLogger(this.settings.log),
+      connection: {
+        connectionString: this.settings.directUrl ?? this.settings.url,
+        connectionTimeoutMillis: PG_CONNECT_MS,
+        application_name: MIGRATION_SESSION_NAME,
+      },
+      pool: { min: 0, max: 1 },
+      acquireConnectionTimeout: PG_ACQUIRE_MS,
+      ...(this.settings.schema ? { searchPath: [this.settings.schema] } : {}),
+    });
+  }
+
   openReplicas(primary: Knex, urls: readonly string[], settings: ReplicaSettings): ReadReplicas {
     // Opened as the primary's pool is, behind a pooler too (then its statements run unnamed there).
     const pools = urls.map((url) => openPostgres({ ...this.settings, url, directUrl: this.settings.directUrl === undefined ? undefined : url }));
@@ -167,4 +196,11 @@ class PostgresEngine implements Engine {
   }
 
   close(): void {}
+}
+
+/** A migration's own session on the PostgreSQL database `db` runs on (see `PostgresEngine.openMigrationSession`). */
+export function openMigrationSession(db: Knex): Knex {
+  const engine = engineOf(db);
+  if (!(engine instanceof PostgresEngine)) throw new Error('A migration session is opened on PostgreSQL only');
+  return engine.openMigrationSession();
 }

@@ -11,8 +11,12 @@ import { DAY_MS, dayOf, PARTITION_DAYS_AHEAD, type PartitionUpkeep, type TimePar
 /** How long partition upkeep waits for a table's lock: a busy table is left for the next run rather than queueing its requests behind the DDL. */
 const UPKEEP_LOCK_TIMEOUT = '2s';
 
-/** lock_not_available (lock_timeout), and check_violation (rows of the range already in the default partition). */
-const DEFERRED_CODES = new Set(['55P03', '23514']);
+/**
+ * lock_not_available (lock_timeout), check_violation (rows of the range already in the default
+ * partition), and deadlock_detected (a writer holding the table while waiting for the partition the
+ * upkeep locked: PostgreSQL ends one of the two, the upkeep's next run tries again).
+ */
+const DEFERRED_CODES = new Set(['55P03', '23514', '40P01']);
 
 export interface PartitionRange {
   readonly name: string;
@@ -50,7 +54,7 @@ const integer = (value: number): string => {
   return String(value);
 };
 
-/** One partition per UTC day starting at each of `days`. */
+/** One partition per UTC day starting at each of `days` (42P07 when one exists: the upkeep's `createDay` takes that as made by another leader). */
 export async function createDayPartitions(db: Knex, table: string, days: readonly number[]): Promise<string[]> {
   const made: string[] = [];
   for (const day of days) {
@@ -62,11 +66,13 @@ export async function createDayPartitions(db: Knex, table: string, days: readonl
 }
 
 export async function createDefaultPartition(db: Knex, table: string): Promise<void> {
-  await db.raw('create table ?? partition of ?? default', [`${table}_p_default`, table]);
+  await db.raw('create table if not exists ?? partition of ?? default', [`${table}_p_default`, table]);
 }
 
-const isDeferrable = (error: unknown): boolean =>
-  typeof error === 'object' && error !== null && 'code' in error && DEFERRED_CODES.has(String((error as { code: unknown }).code));
+const codeOf = (error: unknown): string | undefined =>
+  typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : undefined;
+
+const isDeferrable = (error: unknown): boolean => DEFERRED_CODES.has(codeOf(error) ?? '');
 
 /** Runs one DDL statement in a transaction that gives up on its lock after a moment; false when it was deferred. */
 async function briefly(db: Knex, work: (trx: Knex.Transaction) => Promise<unknown>): Promise<boolean> {
@@ -95,22 +101,74 @@ export function missingDays(partitions: readonly PartitionRange[], now: number):
 export const pastCutoff = (partitions: readonly PartitionRange[], cutoff: number): PartitionRange[] =>
   partitions.filter((partition) => partition.to !== undefined && partition.to - 1 <= cutoff);
 
+/** Whether the partition holds a row the table's expiry rule keeps although its time has passed. */
+async function holdsKept(db: Knex, table: TimePartitions, partition: string, now: number): Promise<boolean> {
+  if (!table.kept) return false;
+  return (await table.kept(db(partition).select(db.raw('1')), now).first()) !== undefined;
+}
+
+/**
+ * Drops a partition past its cutoff in the one transaction that proves it holds nothing still
+ * needed: the parent locked first (the DROP needs that lock anyway, and no insert can then route a
+ * row into the partition, not even one dated in the past as `svc simulate` writes), then `kept`
+ * asked again under the lock (an index probe), then the DROP. False when a row is kept.
+ */
+async function dropIfNothingKept(trx: Knex.Transaction, table: TimePartitions, partition: string, now: number): Promise<boolean> {
+  await trx.raw('lock table ?? in access exclusive mode', [table.table]);
+  // Another leader may have dropped it meanwhile.
+  const { rows } = await trx.raw<{ rows: { found: string | null }[] }>('select to_regclass(?)::text as found', [partition]);
+  if (rows[0]?.found === null || (await holdsKept(trx, table, partition, now))) return false;
+  await trx.raw('drop table ??', [partition]);
+  return true;
+}
+
+/** undefined_table: a partition another leader dropped since this one listed them. */
+const UNDEFINED_TABLE = '42P01';
+
+/** duplicate_table, and unique_violation on the catalogue: another leader made the same day's partition at the same moment. */
+const MADE_BY_ANOTHER = new Set(['42P07', '23505']);
+
+/** Makes one day's partition; false when another leader made it first (then it is there all the same). */
+async function createDay(trx: Knex.Transaction, table: string, day: number): Promise<boolean> {
+  try {
+    await trx.raw('savepoint day_partition');
+    await createDayPartitions(trx, table, [day]);
+    return true;
+  } catch (error) {
+    if (!MADE_BY_ANOTHER.has(codeOf(error) ?? '')) throw error;
+    await trx.raw('rollback to savepoint day_partition');
+    return false;
+  }
+}
+
 async function keepTable(db: Knex, table: TimePartitions, now: number): Promise<PartitionUpkeep> {
   const partitions = await partitionsOf(db, table.table);
   const upkeep = { table: table.table, created: [] as string[], dropped: [] as string[], deferred: [] as string[] };
   if (partitions.length === 0) return upkeep;
   for (const day of missingDays(partitions, now)) {
     const name = dayName(table.table, day);
-    if (await briefly(db, (trx) => createDayPartitions(trx, table.table, [day]))) upkeep.created.push(name);
-    else upkeep.deferred.push(name);
+    let made = false;
+    if (
+      !(await briefly(db, async (trx) => {
+        made = await createDay(trx, table.table, day);
+      }))
+    )
+      upkeep.deferred.push(name);
+    else if (made) upkeep.created.push(name);
   }
   for (const partition of pastCutoff(partitions, table.cutoff(now))) {
-    if (table.kept) {
-      const kept = await table.kept(db(partition.name).select(db.raw('1'))).first();
-      if (kept) continue; // its other rows go by the row sweep
-    }
-    if (await briefly(db, (trx) => trx.raw('drop table ??', [partition.name]))) upkeep.dropped.push(partition.name);
-    else upkeep.deferred.push(partition.name);
+    // Asked first without a lock, so that a day still needed costs no lock on the table (gone: another leader dropped it).
+    const kept = await holdsKept(db, table, partition.name, now).catch((error: unknown) => {
+      if (codeOf(error) === UNDEFINED_TABLE) return true;
+      throw error;
+    });
+    if (kept) continue; // its other rows go by the row sweep
+    let dropped = false;
+    const done = await briefly(db, async (trx) => {
+      dropped = await dropIfNothingKept(trx, table, partition.name, now);
+    });
+    if (!done) upkeep.deferred.push(partition.name);
+    else if (dropped) upkeep.dropped.push(partition.name);
   }
   return upkeep;
 }

@@ -1,6 +1,6 @@
 import knex, { type Knex } from 'knex';
 import { RateLimiterSQLite } from 'rate-limiter-flexible';
-import type { Engine, KeptResult, LeadershipOptions, StoredLimiterOptions } from '../engine';
+import type { Engine, GatedRead, Judged, KeptResult, LeadershipOptions, Statement, StoredLimiterOptions } from '../engine';
 import { withEngine } from '../engine';
 import { type DatabaseLog, knexLogger } from '../knex-log';
 import type { ReadReplicas } from '../read-routing';
@@ -87,6 +87,14 @@ class SqliteEngine implements Engine {
 
   async select(_db: Knex, statements: Parameters<Engine['select']>[1]) {
     return statements.map(({ sql, params, fresh = false }) => this.reader.all(sql, params, fresh));
+  }
+
+  async selectJudged(_db: Knex, judgement: Statement, read: GatedRead): Promise<Judged> {
+    const { sql, params, fresh = false } = judgement;
+    const judgementRows = this.reader.all(sql, params, fresh);
+    if (!(await read.allows(judgementRows))) return { judgement: judgementRows, read: undefined };
+    const { statement } = read;
+    return { judgement: judgementRows, read: this.reader.all(statement.sql, statement.params, statement.fresh ?? false) };
   }
 
   get epoch(): CheckEpoch {

@@ -132,10 +132,7 @@ export interface AttemptMade {
  */
 export async function attemptDelivery(deps: DeliveryDeps, claimed: ClaimedDelivery): Promise<AttemptMade | undefined> {
   if (claimed.payload === null) {
-    await deps
-      .db('webhook_deliveries')
-      .where({ store_id: claimed.subscription.store_id, id: claimed.id, claim_token: claimed.claimToken })
-      .update({ state: 'cancelled', finished_at: deps.clock.now(), claimed_until: null });
+    await deps.db('webhook_deliveries').where(claimedKey(claimed)).update({ state: 'cancelled', finished_at: deps.clock.now(), claimed_until: null });
     return undefined;
   }
   const body = payloadFor(
@@ -177,15 +174,15 @@ export async function recordAttempts(deps: DeliveryDeps, made: readonly AttemptM
     for (const [token, attempts] of groupedBy(delivered, (attempt) => attempt.claimed.claimToken)) {
       await trx('webhook_deliveries')
         .whereIn(
-          ['store_id', 'id'],
-          attempts.map((attempt) => [attempt.claimed.subscription.store_id, attempt.claimed.id]),
+          ['store_id', 'id', 'created_at'],
+          attempts.map((attempt) => keyOfClaimed(attempt.claimed)),
         )
         .where({ claim_token: token })
         .update({ state: 'succeeded', attempts: trx.raw('attempts + 1'), finished_at: now, claimed_until: null });
     }
     for (const attempt of made) {
       if (attempt.record.outcome === 'succeeded') continue;
-      const mine = { store_id: attempt.claimed.subscription.store_id, id: attempt.claimed.id, claim_token: attempt.claimed.claimToken };
+      const mine = claimedKey(attempt.claimed);
       if (attempt.status === 410) {
         await trx('webhook_deliveries').where(mine).update({ state: 'failed', attempts: attempt.record.attempt, finished_at: now, claimed_until: null });
         await markRevoked(trx, attempt.claimed.subscription, now);
@@ -202,7 +199,7 @@ export async function recordAttempts(deps: DeliveryDeps, made: readonly AttemptM
  */
 export const deliveredOf = (made: readonly AttemptMade[]): Delivered => ({
   attempts: made.map((attempt) => attempt.record),
-  deliveries: made.map((attempt) => ({ id: attempt.claimed.id, token: attempt.claimed.claimToken })),
+  deliveries: made.map(({ claimed }) => ({ storeId: claimed.subscription.store_id, id: claimed.id, createdAt: claimed.createdAt, token: claimed.claimToken })),
 });
 
 /**
@@ -223,6 +220,17 @@ export async function recordAndClaim(deps: DeliveryDeps, made: readonly AttemptM
   });
 }
 
+/** A claimed delivery's whole key (PostgreSQL prunes its writes to the delivery's day: migration 021), as `whereIn` takes it. */
+const keyOfClaimed = (claimed: ClaimedDelivery) => [claimed.subscription.store_id, claimed.id, claimed.createdAt];
+
+/** A claimed delivery's row while its claim holds: its whole key and the claim's token. */
+const claimedKey = (claimed: ClaimedDelivery) => ({
+  store_id: claimed.subscription.store_id,
+  id: claimed.id,
+  created_at: claimed.createdAt,
+  claim_token: claimed.claimToken,
+});
+
 const queueOf = (attempt: AttemptMade) => queueOfClaimed(attempt.claimed);
 const queueOfClaimed = (claimed: ClaimedDelivery) => ({ subscriptionId: claimed.subscription.id, storeId: claimed.subscription.store_id });
 
@@ -238,10 +246,7 @@ export async function releaseClaims(deps: DeliveryDeps, claimed: readonly Claime
     for (const [token, deliveries] of groupedBy(claimed, (delivery) => delivery.claimToken)) {
       for (let start = 0; start < deliveries.length; start += INSERT_CHUNK) {
         await trx('webhook_deliveries')
-          .whereIn(
-            ['store_id', 'id'],
-            deliveries.slice(start, start + INSERT_CHUNK).map((delivery) => [delivery.subscription.store_id, delivery.id]),
-          )
+          .whereIn(['store_id', 'id', 'created_at'], deliveries.slice(start, start + INSERT_CHUNK).map(keyOfClaimed))
           .where({ claim_token: token, state: 'pending' })
           .update({ claimed_until: null, claim_token: null });
       }
@@ -263,7 +268,7 @@ export function nextAttemptAt(now: number, delayMs: number, random: () => number
 
 async function retryOrGiveUp(trx: Knex.Transaction, deps: DeliveryDeps, made: AttemptMade, now: number, random: () => number): Promise<void> {
   const { claimed, record } = made;
-  const mine = { store_id: claimed.subscription.store_id, id: claimed.id, claim_token: claimed.claimToken };
+  const mine = claimedKey(claimed);
   const schedule = deps.webhooks.retryScheduleMs;
   const delay = schedule[record.attempt - 1];
   if (delay !== undefined) {
@@ -281,15 +286,28 @@ async function retryOrGiveUp(trx: Knex.Transaction, deps: DeliveryDeps, made: At
     .update({ state: 'paused', paused_reason: reason.slice(0, 500), updated_at: now });
 }
 
+/** Deliveries not yet expired at `now` whatever their day: pending, or carrying an event (or, untimed, finished) within the 30 days. */
+const stillKept = (rows: Knex.QueryBuilder, now: number) =>
+  rows.where((kept) =>
+    kept
+      .whereNull('finished_at')
+      .orWhere('event_occurred_at', '>', now - OUTBOX_KEPT_MS)
+      .orWhere((untimed) => untimed.whereNull('event_occurred_at').where('finished_at', '>', now - OUTBOX_KEPT_MS)),
+  );
+
 /**
  * What is kept of delivery: deliveries and their attempts as long as the event they carried, 30
  * days after it occurred (`event_occurred_at`; the delivery log shows no more than that), a
  * delivery once it has finished (a pending one is cancelled when claimed, its event gone). A
- * delivery written without its event's time goes 30 days after it finished.
+ * delivery written without its event's time goes 30 days after it finished. On PostgreSQL the
+ * table is partitioned by day of `created_at` (migration 021): a day made 30 days ago holds
+ * deliveries of events at least that old, and goes whole unless one of them is still kept
+ * (pending, or an event dated later: clock skew); the row sweep takes the rest.
  */
 export const webhookDeliveriesExpiry: ExpiryRule = {
   table: 'webhook_deliveries',
-  key: 'id',
+  key: ['store_id', 'id', 'created_at'],
+  partitions: { column: 'created_at', cutoff: (now) => now - OUTBOX_KEPT_MS, kept: stillKept },
   expired: (rows, now) =>
     rows
       .whereNotNull('finished_at')

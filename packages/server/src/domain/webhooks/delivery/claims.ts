@@ -11,6 +11,8 @@ import type { SubscriptionRow } from '../subscriptions/row';
 /** A delivery a worker holds under its lease, with what the attempt needs. */
 export interface ClaimedDelivery {
   readonly id: number;
+  /** The delivery's partition key on PostgreSQL (migration 021): with `store_id` and `id`, its whole key, which takes a write to one partition. */
+  readonly createdAt: number;
   readonly claimToken: string;
   readonly eventId: string;
   readonly eventType: string;
@@ -29,6 +31,7 @@ export interface ClaimedDelivery {
 
 type ClaimedRow = SubscriptionRow & {
   delivery_id: number | string;
+  delivery_created_at: number | string;
   event_id: string;
   event_type: string;
   attempts: number;
@@ -108,7 +111,7 @@ export async function claimDeliveries({ db, clock }: Deps, limits: ClaimLimits, 
  */
 export interface Delivered {
   readonly attempts: readonly object[];
-  readonly deliveries: ReadonlyArray<{ readonly id: number; readonly token: string }>;
+  readonly deliveries: ReadonlyArray<{ readonly storeId: string; readonly id: number; readonly createdAt: number; readonly token: string }>;
 }
 
 /**
@@ -154,7 +157,9 @@ async function claimOnPostgres(
     attempts: JSON.stringify(delivered.attempts),
     // Arrays rather than JSON: PostgreSQL reads a handful of rows from them by primary key, where a
     // JSON record set (estimated at 100 rows) made it scan every delivery.
+    delivered_stores: `{${delivered.deliveries.map((delivery) => delivery.storeId).join(',')}}`,
     delivered_ids: `{${delivered.deliveries.map((delivery) => delivery.id).join(',')}}`,
+    delivered_times: `{${delivered.deliveries.map((delivery) => delivery.createdAt).join(',')}}`,
     delivered_tokens: `{${delivered.deliveries.map((delivery) => delivery.token).join(',')}}`,
   };
   // A hot statement (db/reads.ts), prepared once per connection: planning it costs more than
@@ -168,8 +173,9 @@ async function claimOnPostgres(
      ),
      done as (
        update webhook_deliveries d set state = 'succeeded', attempts = d.attempts + 1, finished_at = :now, claimed_until = null
-       from unnest(cast(:delivered_ids as bigint[]), cast(:delivered_tokens as uuid[])) as mine(id, token)
-       where d.id = mine.id and d.claim_token = mine.token
+       from unnest(cast(:delivered_stores as uuid[]), cast(:delivered_ids as bigint[]), cast(:delivered_times as bigint[]), cast(:delivered_tokens as uuid[]))
+         as mine(store_id, id, created_at, token)
+       where d.store_id = mine.store_id and d.id = mine.id and d.created_at = mine.created_at and d.claim_token = mine.token
        returning d.id, d.subscription_id
      ),
      due as (
@@ -197,9 +203,9 @@ async function claimOnPostgres(
        from held
      ),
      picked as (
-       select d.id, q.subscription_id from q
+       select d.store_id, d.id, d.created_at, q.subscription_id from q
        cross join lateral (
-         select d.id, d.next_attempt_at from webhook_deliveries d
+         select d.store_id, d.id, d.created_at, d.next_attempt_at from webhook_deliveries d
          where d.subscription_id = q.subscription_id and d.state = 'pending' and d.next_attempt_at <= :now
            and (d.claimed_until is null or d.claimed_until <= :now) and ${SENDABLE}
          order by d.next_attempt_at, d.id
@@ -211,8 +217,8 @@ async function claimOnPostgres(
      ),
      claimed as (
        update webhook_deliveries d set claimed_until = :until, claim_token = :token
-       from picked where d.id = picked.id
-       returning d.id, d.subscription_id, d.event_id, d.event_type, d.event_occurred_at, d.attempts
+       from picked where d.store_id = picked.store_id and d.id = picked.id and d.created_at = picked.created_at
+       returning d.id, d.created_at, d.subscription_id, d.event_id, d.event_type, d.event_occurred_at, d.attempts
      ),
      moved as (
        update webhook_queues w set next_due_at = case
@@ -337,6 +343,7 @@ const CLAIMS: PerEngine<Claiming> = {
 const CLAIMED_COLUMNS = [
   's.*',
   'd.id as delivery_id',
+  'd.created_at as delivery_created_at',
   'd.event_id',
   'd.event_type',
   'd.attempts',
@@ -349,9 +356,10 @@ const CLAIMED_COLUMNS = [
 const claimedOf =
   (token: string, leaseEnd: number) =>
   (row: ClaimedRow): ClaimedDelivery => {
-    const { delivery_id, event_id, event_type, attempts, payload, receiver_scopes, trace_parent, trace_state, ...subscription } = row;
+    const { delivery_id, delivery_created_at, event_id, event_type, attempts, payload, receiver_scopes, trace_parent, trace_state, ...subscription } = row;
     return {
       id: Number(delivery_id),
+      createdAt: Number(delivery_created_at),
       claimToken: token,
       eventId: event_id,
       eventType: event_type,
