@@ -6,6 +6,7 @@ import { readDateTime } from '../../core/instants';
 import { type Db, inTransaction } from '../../db/transactions';
 import { OUTBOX_KEPT_MS } from '../../services/outbox';
 import { echoedInstant, queueAskedAgain } from './delivery/asked-again';
+import { stampedNoEarlierThan } from './delivery/stamps';
 import { typesReceivable } from './event-types';
 import { keptAfter } from './events/retention';
 import { STATE_RANK_SQL } from './log/queries';
@@ -63,14 +64,15 @@ export function recoverDeliveries(db: Db, subscriber: Subscriber, id: string, bo
 }
 
 /**
- * The subscription's deliveries that recover looks at: of events still kept, of the types the
- * subscriber's grant allows now (a subscription keeps deliveries of types its installation may have
- * lost since).
+ * The subscription's deliveries that recover looks at: of events still kept (so queued since they
+ * occurred: the days of deliveries before are not read), of the types the subscriber's grant allows
+ * now (a subscription keeps deliveries of types its installation may have lost since).
  */
 const ownDeliveries = (trx: Knex.Transaction, subscription: Pick<SubscriptionRow, 'id' | 'store_id'>, subscriber: Subscriber) =>
   trx('webhook_deliveries as d')
     .where({ 'd.store_id': subscription.store_id, 'd.subscription_id': subscription.id })
     .where('d.event_occurred_at', '>', keptAfter(subscriber.now))
+    .where('d.created_at', '>', stampedNoEarlierThan(keptAfter(subscriber.now)))
     .whereIn('d.event_type', typesReceivable(subscriber.scopes));
 
 /**

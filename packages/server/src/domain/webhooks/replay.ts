@@ -7,6 +7,7 @@ import { type Db, inTransaction } from '../../db/transactions';
 import { OUTBOX_KEPT_MS } from '../../services/outbox';
 import { echoedInstant, queueAskedAgain } from './delivery/asked-again';
 import type { DeliveryDeps, WebhookDeliveryAttempt } from './delivery/attempts';
+import { stampedNoEarlierThan } from './delivery/stamps';
 import { sendTestEvent } from './delivery/test-event';
 import { mayReceive, scopesAllowing } from './event-types';
 import type { Subscriber } from './subscriptions/changes';
@@ -87,7 +88,7 @@ export function replayEvents(db: Db, subscriber: Subscriber, id: string, body: W
 
 /**
  * A pending delivery to the subscription of the event row `o` (correlated), by the delivery's copy
- * of the event's key; the range bounds it to the days replayed on a table partitioned by them.
+ * of the event's key; queued after the range began (the days of deliveries before it are not read).
  */
 const pendingDeliveryOf = (trx: Knex.Transaction, subscription: Pick<SubscriptionRow, 'id' | 'store_id'>, range: { from: number; to: number }) =>
   trx('webhook_deliveries as d')
@@ -96,6 +97,7 @@ const pendingDeliveryOf = (trx: Knex.Transaction, subscription: Pick<Subscriptio
     .whereRaw('d.event_occurred_at = o.occurred_at')
     .where('d.event_occurred_at', '>=', range.from)
     .where('d.event_occurred_at', '<', range.to)
+    .where('d.created_at', '>=', stampedNoEarlierThan(range.from))
     .select(trx.raw('1'));
 
 /** webhooks.test on the subscriber's own subscription (also while paused; 409 once revoked). */

@@ -5,6 +5,7 @@ import { ApiError } from '../../../core/errors';
 import { uuidV7Time } from '../../../core/ids';
 import { boundAfter, type KeysetAfter, keysetPage, type ListRequest, NEWEST_EVENT_FIRST, type Page, walkOrder } from '../../../core/paging';
 import type { Db } from '../../../db/transactions';
+import { stampedNoEarlierThan } from '../delivery/stamps';
 import { typesReceivable } from '../event-types';
 import { eventExpired, expiredById, isPastRetention, isPlainUuid, keptAfter } from '../events/retention';
 import type { SubscriptionOwner } from '../subscriptions/queries';
@@ -25,13 +26,6 @@ export const ATTEMPTS_SHOWN = 50;
  * subscription's deliveries cancelled unsent, replays queued while paused).
  */
 export const DELIVERIES_READ = ATTEMPTS_SHOWN;
-
-/**
- * How long before its delivery was queued an attempt may be stamped: the two come from the clocks
- * of different instances. Only the lower bound of the days of attempts read (PostgreSQL reads the
- * partitions from there on), never their order, which is their sequence.
- */
-export const CLOCK_SKEW_ALLOWED_MS = 24 * 60 * 60 * 1000;
 
 /**
  * An entry's state over all its deliveries (the spec's `WebhookDeliveryState`): the highest rank
@@ -97,6 +91,9 @@ interface AttemptRow {
   attempted_at: number | string;
 }
 
+/** The earliest of some instants (never spread into arguments: a page's rows are many). */
+const earliestOf = (instants: readonly number[]): number => instants.reduce((earliest, instant) => Math.min(earliest, instant), Number.POSITIVE_INFINITY);
+
 const ATTEMPT_COLUMNS = ['id', 'delivery_id', 'event_id', 'attempt', 'outcome', 'response_status', 'latency_ms', 'error', 'attempted_at'];
 
 /** The reader's subscription (any state: a revoked one's log is still read), or 404 NOT_FOUND, another installation's too. */
@@ -126,14 +123,16 @@ function entryRows(db: Db, reader: LogReader, subscriptionId: string): Knex.Quer
  * replayed a thousand times costs the page no more rows than one replayed once.
  */
 function latestDeliveries(db: Db, storeId: string, subscriptionId: string, entries: readonly EntryRow[]): Promise<DeliveryRow[]> {
+  const times = [...new Set(entries.map((entry) => Number(entry.event_occurred_at)))];
   const ranked = db('webhook_deliveries as d')
     .where({ 'd.store_id': storeId, 'd.subscription_id': subscriptionId })
     .whereIn(
       'd.event_id',
       entries.map((entry) => entry.event_id),
     )
-    // The events' own times: on a table partitioned by them, the days of the page only.
-    .whereIn('d.event_occurred_at', [...new Set(entries.map((entry) => Number(entry.event_occurred_at)))])
+    .whereIn('d.event_occurred_at', times)
+    // Queued after the page's oldest event occurred: the days of deliveries before it are not read.
+    .where('d.created_at', '>=', stampedNoEarlierThan(earliestOf(times)))
     .select(
       'd.id',
       'd.event_id',
@@ -156,14 +155,15 @@ function latestDeliveries(db: Db, storeId: string, subscriptionId: string, entri
  */
 function latestAttempts(db: Db, storeId: string, deliveries: readonly DeliveryRow[]): Promise<AttemptRow[]> {
   if (deliveries.length === 0) return Promise.resolve([]);
-  const earliestQueued = deliveries.reduce((earliest, delivery) => Math.min(earliest, Number(delivery.created_at)), Number.POSITIVE_INFINITY);
+  const earliestQueued = earliestOf(deliveries.map((delivery) => Number(delivery.created_at)));
   const ranked = db('webhook_attempts as a')
     .where('a.store_id', storeId)
     .whereIn(
       'a.delivery_id',
       deliveries.map((delivery) => delivery.id),
     )
-    .where('a.attempted_at', '>=', earliestQueued - CLOCK_SKEW_ALLOWED_MS)
+    // Made after the earliest of these deliveries was queued: the days of attempts before it are not read.
+    .where('a.attempted_at', '>=', stampedNoEarlierThan(earliestQueued))
     .select(
       ...ATTEMPT_COLUMNS.map((column) => `a.${column}`),
       db.raw('row_number() over (partition by a.event_id order by a.delivery_id desc, a.attempt desc) as newest'),
@@ -260,7 +260,8 @@ export async function listDeliveries(
   const subscription = await ownSubscription(db, reader, subscriptionId);
   const scope = { list: 'webhooks.deliveries.list', storeId: reader.storeId, filters: { subscription: subscriptionId, ...filters } };
   const read = async (after: KeysetAfter | undefined, take: number): Promise<EntryRow[]> => {
-    const rows = entryRows(db, reader, subscriptionId).where('d.event_occurred_at', '>', keptAfter(reader.now));
+    const kept = keptAfter(reader.now);
+    const rows = entryRows(db, reader, subscriptionId).where('d.event_occurred_at', '>', kept).where('d.created_at', '>', stampedNoEarlierThan(kept));
     if (filters.event_type !== undefined) rows.where('d.event_type', filters.event_type);
     if (after !== undefined) rows.whereRaw(...boundAfter(NEWEST_EVENT_FIRST, after, 'd'));
     if (filters.state !== undefined) rows.havingRaw(`${STATE_RANK_SQL} = ?`, [RANK_OF[filters.state]]);
@@ -283,9 +284,9 @@ export async function getDelivery(db: Db, reader: LogReader, subscriptionId: str
   if (!isPlainUuid(eventId)) throw deliveryNotFound();
   if (expiredById(eventId, reader.now)) throw eventExpired();
   const rows = entryRows(db, reader, subscriptionId).where('d.event_id', eventId);
-  // A UUIDv7 event id is the time the event occurred: its deliveries are found on that day alone.
+  // A UUIDv7 event id is the time the event occurred: its deliveries were queued since.
   const occurredAt = uuidV7Time(eventId);
-  if (occurredAt !== undefined) rows.where('d.event_occurred_at', occurredAt);
+  if (occurredAt !== undefined) rows.where('d.event_occurred_at', occurredAt).where('d.created_at', '>=', stampedNoEarlierThan(occurredAt));
   const found: EntryRow[] = await rows;
   const [entry] = await entriesOf(db, reader, subscriptionId, subscription, found);
   if (!entry) throw deliveryNotFound();
