@@ -132,7 +132,7 @@ export async function startServer(config: Config, tracing?: StartedTracing): Pro
     logError: (message) => logger.error(message),
   });
   const dispatchers = Array.from({ length: config.webhooks.workers }, () =>
-    createDispatcher(services, { logError: (message) => logger.error(message), metrics: services.metrics }),
+    createDispatcher(services, { logError: (message) => logger.error(message), logWarning: (message) => logger.warn(message), metrics: services.metrics }),
   );
   for (const dispatcher of dispatchers) dispatcher.start();
 

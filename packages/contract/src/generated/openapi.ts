@@ -2144,7 +2144,12 @@ export type paths = {
          *     replay or a recover). A replay or recover of an event is another delivery of the same event
          *     (the same id and body), so it joins that event's entry, whose `state` is taken over all its
          *     deliveries (`WebhookDeliveryState`); `webhooks.deliveries.get` answers the same entry by
-         *     the event's id. `webhook.test` attempts are not events and are not logged here.
+         *     the event's id. `webhook.test` attempts are not events and are not logged here. Only the
+         *     event types the installation's grant allows now are listed, as for a new subscription: an
+         *     entry of a type whose scope was taken away since is left out. An entry shows its 50 latest
+         *     attempts, in the order they were made; `queued_count` and `attempts_count` count them all.
+         *     While the subscription is `paused`, an entry that waits for it to be resumed says so
+         *     (`paused`, without a `next_attempt_at`).
          *
          *     Newest event first (by the event's `occurred_at`, then its id, descending), keyset-paged;
          *     filters combine with AND and travel in the cursor. Entries are kept as long as their event:
@@ -2199,9 +2204,10 @@ export type paths = {
          * @description One entry of the subscription's delivery log, by the event's id, as
          *     `webhooks.deliveries.list` shows it: every delivery of the event to the subscription (the
          *     first one, each replay and recover) and their attempts. An event never delivered or due to
-         *     this subscription is `NOT_FOUND`; one that occurred more than 30 days ago is
-         *     `EVENT_EXPIRED` (404), as for `events.get`. Needs a valid access token only (no scope); a
-         *     subscription of another installation is `NOT_FOUND`.
+         *     this subscription, or of a type whose scope the installation's grant no longer holds, is
+         *     `NOT_FOUND`; one that occurred more than 30 days ago is `EVENT_EXPIRED` (404), as for
+         *     `events.get`. Needs a valid access token only (no scope); a subscription of another
+         *     installation is `NOT_FOUND`.
          */
         get: operations["webhooks.deliveries.get"];
         put?: never;
@@ -2250,7 +2256,10 @@ export type paths = {
          *     its original id (the same `webhook-id`) and body, as a delivery of `source` `recover` with the
          *     usual retries, also while the subscription is `paused` (resume it for new events). `since` is
          *     at most 30 days back and not in the future (`VALIDATION_FAILED` otherwise). The answer (202)
-         *     says how many events were queued. A revoked subscription cannot recover
+         *     says how many events were queued, and how many recover left to their retries because a
+         *     delivery of theirs failed but has retries left (`retrying_count`, the next one due at
+         *     `next_retry_at`): those are sent by their retries, or become `failed`, for a later recover,
+         *     once the retries are spent. A revoked subscription cannot recover
          *     (`SUBSCRIPTION_REVOKED`). Needs a valid access token only (no scope); a subscription of
          *     another installation is `NOT_FOUND`.
          */
@@ -2298,8 +2307,12 @@ export type paths = {
          *     otherwise). Without `event_types` every type of the subscription is replayed; listed types
          *     must be among the subscription's and allowed by the installation's scopes
          *     (`EVENT_TYPE_NOT_ALLOWED` otherwise). The events are queued and delivered with the usual
-         *     retries, also while the subscription is `paused` (to recover what it missed); the
-         *     response tells how many. A revoked subscription cannot replay (`SUBSCRIPTION_REVOKED`).
+         *     retries, also while the subscription is `paused` (to recover what it missed), except those
+         *     that still have a delivery pending to the subscription (queued, being retried, or waiting for
+         *     the paused subscription to be resumed), which that delivery sends: a replay asked again over
+         *     the same range queues each event at most once while it is pending. The response tells how
+         *     many were queued (`events_count`) and skipped (`skipped_count`). A revoked subscription
+         *     cannot replay (`SUBSCRIPTION_REVOKED`).
          *     Needs a valid access token only (no scope); a subscription of another installation is
          *     `NOT_FOUND`.
          */
@@ -5881,6 +5894,7 @@ export type components = {
          *       "attempts_count": 2,
          *       "queued_at": "2026-11-20T17:43:51Z",
          *       "next_attempt_at": null,
+         *       "paused": false,
          *       "finished_at": "2026-11-20T17:44:12Z",
          *       "attempts": [
          *         {
@@ -5909,7 +5923,10 @@ export type components = {
          *     }
          */
         WebhookDelivery: {
-            /** @description The attempts made, oldest first; the 50 latest when there were more. */
+            /**
+             * @description The attempts made, in the order they were made (by delivery, then `attempt`), oldest first;
+             *     the 50 latest when there were more (`attempts_count` counts them all).
+             */
             attempts: components["schemas"]["WebhookLoggedAttempt"][];
             /** @description How many attempts were made in all, over every delivery (`attempts` shows the 50 latest). */
             attempts_count: number;
@@ -5926,7 +5943,8 @@ export type components = {
             finished_at: string | null;
             /**
              * Format: date-time
-             * @description When the next attempt is due, while one is (`pending`); `null` otherwise. A delivery of `source` `event` waits while the subscription is paused.
+             * @description When the next attempt is due, while one is (`pending`); `null` otherwise, and while the entry
+             *     waits for its paused subscription (`paused`).
              */
             next_attempt_at: string | null;
             /**
@@ -5934,6 +5952,14 @@ export type components = {
              * @description When the event occurred; the log is ordered by it, newest first.
              */
             occurred_at: string;
+            /**
+             * @description `true` while the subscription is `paused` and this entry waits for it to be resumed: it is
+             *     `pending` only through a delivery of the event itself (`source` `event`), which a paused
+             *     subscription does not send, so it has no `next_attempt_at`; it is sent when the
+             *     subscription is resumed. A replay or recover is sent while paused, so an entry pending through
+             *     one is not held. `false` otherwise.
+             */
+            paused: boolean;
             /**
              * Format: date-time
              * @description When its latest delivery was queued (the one `source` names).
@@ -5963,7 +5989,11 @@ export type components = {
             attempt: number;
             /** Format: date-time */
             attempted_at: string;
-            /** @description Why the attempt failed, when it did; `null` when it succeeded. */
+            /**
+             * @description Why the attempt failed, when it did; `null` when it succeeded. The endpoint's status, or the
+             *     failure's class in words with Node's error code when there is one (`The endpoint refused the
+             *     connection (ECONNREFUSED).`): never an address or a DNS answer.
+             */
             error: string | null;
             /**
              * Format: uuid
@@ -6064,13 +6094,19 @@ export type components = {
              * @description When it was sent.
              */
             attempted_at: string;
-            /** @description Why the attempt failed, for people; `null` when it succeeded. */
+            /**
+             * @description Why the attempt failed, for people; `null` when it succeeded. The endpoint's status
+             *     (`The endpoint answered 500.`), or the failure's class in words with Node's error code when
+             *     there is one (`The endpoint refused the connection (ECONNREFUSED).`, `The endpoint resolves to
+             *     a non-public address.`): never an address, a DNS answer or a library's message, which the
+             *     service's operators see in its log.
+             */
             error: string | null;
             /**
              * @description Why no HTTP status came back, when none did (`null` when the endpoint answered, whatever the
              *     status): `timeout` (no answer within 15 seconds), `connection_refused`, `connection_reset`,
              *     `dns` (the name has no address), `tls` (the certificate or the handshake failed),
-             *     `address_refused` (the endpoint resolves to an address webhooks may not reach), `not_sent`
+             *     `address_refused` (the endpoint resolves to a non-public address, which webhooks may not reach), `not_sent`
              *     (the service could not sign it), or `other`. The list grows (`x-extensible-enum`): treat a
              *     class you do not know as `other`.
              * @enum {string|null}
@@ -6113,6 +6149,8 @@ export type components = {
          *       "id": "9e1d3c5b-7a2f-4b8e-8c6d-1f3a5b7d9e2c",
          *       "since": "2026-11-19T00:00:00Z",
          *       "events_count": 12,
+         *       "retrying_count": 5,
+         *       "next_retry_at": "2026-11-22T06:50:00Z",
          *       "requested_at": "2026-11-22T06:20:00Z"
          *     }
          */
@@ -6124,8 +6162,22 @@ export type components = {
              * @description The recover's id.
              */
             id: string;
+            /**
+             * Format: date-time
+             * @description When the next of those retries is due; `null` when there is none, and while the subscription
+             *     is `paused`, whose retries wait for it to be resumed (a paused subscription sends only
+             *     replays and recovers).
+             */
+            next_retry_at: string | null;
             /** Format: date-time */
             requested_at: string;
+            /**
+             * @description How many of the subscription's events recover left to their retries: a delivery of theirs
+             *     failed and has retries left (`pending` in the delivery log after a failed attempt). Recover
+             *     sends only what was given up; each of these is `failed`, and taken by a recover, once its
+             *     retries are spent (about 27 hours after its first attempt), or delivered by a retry first.
+             */
+            retrying_count: number;
             /**
              * Format: date-time
              * @description The `since` asked for, in UTC.
@@ -6149,13 +6201,14 @@ export type components = {
          *         "order.paid"
          *       ],
          *       "events_count": 37,
+         *       "skipped_count": 3,
          *       "requested_at": "2026-11-22T06:15:00Z"
          *     }
          */
         WebhookReplay: {
             /** @description The event types replayed. */
             event_types: components["schemas"]["WebhookEventType"][];
-            /** @description How many stored events were queued again. */
+            /** @description How many stored events of the range were queued again. */
             events_count: number;
             /** Format: date-time */
             from: string;
@@ -6166,6 +6219,13 @@ export type components = {
             id: string;
             /** Format: date-time */
             requested_at: string;
+            /**
+             * @description How many stored events of the range were not queued because a delivery of theirs to this
+             *     subscription is still pending (queued, being retried, or waiting for the paused subscription
+             *     to be resumed): that delivery sends them. So a replay asked again over the same range queues
+             *     each event at most once while it is pending.
+             */
+            skipped_count: number;
             /** Format: date-time */
             to: string;
         };

@@ -475,7 +475,7 @@ export const SETTINGS = {
     decimal('from 1 to 64', 1, 64, 4),
   ),
   WEBHOOK_RETRY_SCHEDULE: setting(
-    'Comma-separated delays before each retry, in ms (for staging and tests).',
+    'Comma-separated delays before each retry, in ms (for staging, tests, and `1000,2000` to try webhooks on a laptop: docs/guides/06-webhooks.md). A delay is taken when an attempt fails: retries scheduled before a restart keep their time.',
     'about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h',
     retrySchedule,
   ),

@@ -25,6 +25,11 @@ export interface DispatcherOptions {
   readonly leaseMs?: number;
   readonly random?: () => number;
   readonly logError?: (line: string) => void;
+  /**
+   * Where an attempt that got no answer is told in full, for the operator: the name, the addresses
+   * it resolved to, Node's message. The app is shown only its class (services/webhook-transport).
+   */
+  readonly logWarning?: (line: string) => void;
   /** Attempts by outcome and latency, claims (`/metrics`); nothing when left out. */
   readonly metrics?: Metrics;
 }
@@ -68,6 +73,7 @@ export function createDispatcher(deps: DeliveryDeps, options: DispatcherOptions 
   const pollMs = options.pollMs ?? DISPATCHER_DEFAULTS.pollMs;
   const random = options.random ?? Math.random;
   const logError = options.logError ?? (() => undefined);
+  const logWarning = options.logWarning ?? (() => undefined);
   const metrics = options.metrics ?? noMetrics;
   const inFlight = new Set<Promise<void>>();
   let running = false;
@@ -137,6 +143,7 @@ export function createDispatcher(deps: DeliveryDeps, options: DispatcherOptions 
         pump();
         if (!made) return signal();
         metrics.webhookAttempt(attemptOutcomeOf(made), made.record.latency_ms / 1000);
+        if (made.detail !== undefined) logWarning(attemptFailureLine(made));
         return new Promise<void>((resolve) => {
           if (answered.length === 0) {
             const batch = answerBatch;
@@ -327,3 +334,7 @@ const attemptOutcomeOf = (made: AttemptMade): WebhookAttemptOutcome =>
   made.record.outcome === 'succeeded' ? 'succeeded' : made.status === null ? 'unreachable' : 'rejected';
 
 const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/** The operator's line for an attempt that got no answer: which delivery, where, and what Node said (the app sees only its class). */
+const attemptFailureLine = (made: AttemptMade): string =>
+  `Webhook attempt ${made.record.attempt} of delivery ${made.claimed.id} (subscription ${made.claimed.subscription.id}, store ${made.claimed.subscription.store_id}) got no answer: ${made.detail}`;

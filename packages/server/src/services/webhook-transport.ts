@@ -48,10 +48,48 @@ export interface WebhookRequest {
 /**
  * What the endpoint answered, or why nothing was answered; `latencyMs` is from sending to the end of
  * the answer or the failure. `retryAfterMs`: how long a 429 or 503 asked us to wait (`Retry-After`).
+ * `error` is what the app is told (the attempt's stored reason: {@link noAnswerText}); `detail`, what
+ * the operator's log gets: the name, the addresses it resolved to, Node's own message.
  */
 export type WebhookOutcome =
   | { readonly status: number; readonly latencyMs: number; readonly retryAfterMs?: number }
-  | { readonly error: string; readonly latencyMs: number };
+  | { readonly error: string; readonly detail?: string; readonly latencyMs: number };
+
+/** Why an attempt got no answer, in the words an app is shown: no address, DNS answer or library message in them. */
+export const NO_ANSWER = {
+  invalidUrl: 'The endpoint URL is not valid.',
+  nonPublic: 'The endpoint resolves to a non-public address.',
+  timeout: (timeoutMs: number) => `The endpoint did not answer within ${timeoutMs % 1000 === 0 ? `${timeoutMs / 1000} seconds` : `${timeoutMs} ms`}.`,
+} as const;
+
+/** Node's error codes, by what the app is told of them (the code is added in parentheses). */
+const CODE_WORDS: ReadonlyArray<readonly [RegExp, string]> = [
+  [/^EREFUSEDADDRESS$/, NO_ANSWER.nonPublic],
+  [/^(ENOTFOUND|EAI_NONAME|EAI_NODATA|EAI_FAIL)$/, "The endpoint's host name has no address"],
+  [/^EAI_AGAIN$/, "The endpoint's host name could not be resolved for now"],
+  [/^ECONNREFUSED$/, 'The endpoint refused the connection'],
+  [/^(ECONNRESET|EPIPE|ECONNABORTED)$/, 'The endpoint closed the connection before answering'],
+  [/^(ETIMEDOUT|ESOCKETTIMEDOUT)$/, 'The connection to the endpoint timed out'],
+  [/^(EHOSTUNREACH|ENETUNREACH|EHOSTDOWN|ENETDOWN)$/, 'The endpoint could not be reached'],
+  [/^(ERR_TLS_|ERR_SSL_)|CERT|SELF_SIGNED|UNABLE_TO_|HOSTNAME_MISMATCH|^EPROTO$/, 'The TLS handshake with the endpoint failed'],
+  [/^HPE_/, "The endpoint's answer is not valid HTTP"],
+];
+
+/** A code that is only a code (Node's are upper-case words), so it can be said as it is. */
+const PLAIN_CODE = /^[A-Z][A-Z0-9_]{1,62}$/;
+
+/**
+ * What the app is told of a failure with this Node error code: its class in plain words, and the
+ * code, never the error's message (which quotes the addresses connected to: `connect ECONNREFUSED
+ * 10.0.0.7:443`).
+ */
+export function noAnswerText(code: string | undefined): string {
+  const plain = code !== undefined && PLAIN_CODE.test(code) ? code : undefined;
+  const words = plain === undefined ? undefined : CODE_WORDS.find(([pattern]) => pattern.test(plain))?.[1];
+  if (words === NO_ANSWER.nonPublic) return words;
+  if (plain === undefined) return 'The request to the endpoint failed.';
+  return `${words ?? 'The request to the endpoint failed'} (${plain}).`;
+}
 
 /** The statuses whose `Retry-After` is heeded: the receiver is overloaded or down for a known while (RFC 9110, 10.2.3). */
 const ASKS_TO_WAIT = new Set([429, 503]);
@@ -100,6 +138,7 @@ export function httpTransport({ policy, resolve = systemResolver, clock, timeout
           (address) => options.family === undefined || options.family === 0 || ipaddr.parse(address).kind() === (options.family === 6 ? 'ipv6' : 'ipv4'),
         );
         const refused = addresses.map((address) => ({ address, why: refusedAddress(address, policy) })).find((entry) => entry.why);
+        // The DNS answer goes to the operator's log only (`detail`): the app is told the class.
         if (refused)
           return callback(Object.assign(new Error(`${hostname} resolves to ${refused.address}, which ${refused.why}`), { code: 'EREFUSEDADDRESS' }), '', 0);
         if (usable.length === 0) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
@@ -116,7 +155,7 @@ export function httpTransport({ policy, resolve = systemResolver, clock, timeout
       const started = clock.now();
       let settled = false;
       // A response can end, close and fail: the first of them is the outcome.
-      const finish = (outcome: { status: number; retryAfterMs?: number } | { error: string }) => {
+      const finish = (outcome: { status: number; retryAfterMs?: number } | { error: string; detail?: string }) => {
         if (settled) return;
         settled = true;
         resolvePromise({ ...outcome, latencyMs: Math.max(0, clock.now() - started) });
@@ -125,11 +164,11 @@ export function httpTransport({ policy, resolve = systemResolver, clock, timeout
       try {
         url = new URL(request.url);
       } catch {
-        return finish({ error: 'The endpoint URL is not valid.' });
+        return finish({ error: NO_ANSWER.invalidUrl });
       }
       const literal = ipLiteralOf(url.hostname);
       const refused = literal === undefined ? undefined : refusedAddress(literal, policy);
-      if (refused) return finish({ error: `The endpoint's address ${literal} ${refused}.` });
+      if (refused) return finish({ error: NO_ANSWER.nonPublic, detail: `The endpoint's address ${literal} ${refused}.` });
       const secure = url.protocol === 'https:';
       const timer = setTimeout(() => current?.destroy(new TimeoutError()), timeoutMs);
       let current: http.ClientRequest | undefined;
@@ -165,12 +204,7 @@ export function httpTransport({ policy, resolve = systemResolver, clock, timeout
           // (the remedy Node's http docs give) instead of spending a retry of the schedule.
           if (!isRetry && outgoing.reusedSocket && (error as NodeJS.ErrnoException).code === 'ECONNRESET') return send(true);
           clearTimeout(timer);
-          finish({
-            error:
-              error instanceof TimeoutError
-                ? `The endpoint did not answer within ${timeoutMs % 1000 === 0 ? `${timeoutMs / 1000} seconds` : `${timeoutMs} ms`}.`
-                : describeFailure(error),
-          });
+          finish(error instanceof TimeoutError ? { error: NO_ANSWER.timeout(timeoutMs) } : failureOf(error));
         });
         outgoing.end(request.body);
       };
@@ -180,8 +214,9 @@ export function httpTransport({ policy, resolve = systemResolver, clock, timeout
 
 class TimeoutError extends Error {}
 
-function describeFailure(error: Error): string {
+/** A failure as the app is told it (its class and code) and as the operator's log keeps it (Node's message, which names addresses). */
+function failureOf(error: Error): { error: string; detail: string } {
   const code = (error as NodeJS.ErrnoException).code;
-  const text = code && !error.message.includes(code) ? `${code}: ${error.message}` : error.message;
-  return text.slice(0, 500);
+  const detail = code && !error.message.includes(code) ? `${code}: ${error.message}` : error.message;
+  return { error: noAnswerText(code), detail: detail.slice(0, 500) };
 }

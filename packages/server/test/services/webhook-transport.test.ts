@@ -1,6 +1,6 @@
 import { createServer, type Socket } from 'node:net';
 import { ManualClock } from '../../src/core/clock';
-import { httpTransport, refusedAddress, retryAfterMs } from '../../src/services/webhook-transport';
+import { httpTransport, NO_ANSWER, noAnswerText, refusedAddress, retryAfterMs } from '../../src/services/webhook-transport';
 import { type Receiver, startReceiver } from '../support/webhook-receiver';
 
 describe('the webhook transport', () => {
@@ -111,15 +111,35 @@ describe('the webhook transport', () => {
     }
   });
 
-  it('does not connect when the name resolves to a refused address, and says which', async () => {
+  it('does not connect when the name resolves to a refused address: the app is told the class, the detail says which', async () => {
     const path = '/refused-by-name';
+    const refused = (detail: string) => ({ error: NO_ANSWER.nonPublic, detail: expect.stringContaining(detail), latencyMs: expect.any(Number) });
     const outcome = await send(httpTransport({ policy: production, clock, resolve: async () => ['127.0.0.1'] }), byName(path));
-    expect(outcome).toEqual({ error: expect.stringContaining('receiver.example resolves to 127.0.0.1'), latencyMs: expect.any(Number) });
+    expect(outcome).toEqual(refused('receiver.example resolves to 127.0.0.1'));
     const mapped = await send(httpTransport({ policy: development, clock, resolve: async () => ['::ffff:127.0.0.1'] }), byName(path));
-    expect(mapped).toEqual({ error: expect.stringContaining('resolves to ::ffff:127.0.0.1'), latencyMs: expect.any(Number) });
+    expect(mapped).toEqual(refused('resolves to ::ffff:127.0.0.1'));
     const mixed = await send(httpTransport({ policy: development, clock, resolve: async () => ['127.0.0.1', '10.0.0.7'] }), byName(path));
-    expect(mixed).toEqual({ error: expect.stringContaining('resolves to 10.0.0.7'), latencyMs: expect.any(Number) });
+    expect(mixed).toEqual(refused('resolves to 10.0.0.7'));
+    expect(NO_ANSWER.nonPublic).toBe('The endpoint resolves to a non-public address.');
     expect(receiver.receivedAt(path)).toEqual([]);
+  });
+
+  it("tells the app a failure's class and Node's code, never Node's message, which quotes addresses", () => {
+    expect(noAnswerText('ECONNREFUSED')).toBe('The endpoint refused the connection (ECONNREFUSED).');
+    expect(noAnswerText('ECONNRESET')).toBe('The endpoint closed the connection before answering (ECONNRESET).');
+    expect(noAnswerText('ENOTFOUND')).toBe("The endpoint's host name has no address (ENOTFOUND).");
+    expect(noAnswerText('EAI_AGAIN')).toBe("The endpoint's host name could not be resolved for now (EAI_AGAIN).");
+    expect(noAnswerText('ETIMEDOUT')).toBe('The connection to the endpoint timed out (ETIMEDOUT).');
+    expect(noAnswerText('EHOSTUNREACH')).toBe('The endpoint could not be reached (EHOSTUNREACH).');
+    expect(noAnswerText('CERT_HAS_EXPIRED')).toBe('The TLS handshake with the endpoint failed (CERT_HAS_EXPIRED).');
+    expect(noAnswerText('ERR_TLS_CERT_ALTNAME_INVALID')).toBe('The TLS handshake with the endpoint failed (ERR_TLS_CERT_ALTNAME_INVALID).');
+    expect(noAnswerText('DEPTH_ZERO_SELF_SIGNED_CERT')).toBe('The TLS handshake with the endpoint failed (DEPTH_ZERO_SELF_SIGNED_CERT).');
+    expect(noAnswerText('HPE_INVALID_CONSTANT')).toBe("The endpoint's answer is not valid HTTP (HPE_INVALID_CONSTANT).");
+    expect(noAnswerText('EREFUSEDADDRESS')).toBe(NO_ANSWER.nonPublic);
+    expect(noAnswerText('ESOMETHINGNEW')).toBe('The request to the endpoint failed (ESOMETHINGNEW).');
+    // Anything that is not a plain code is not repeated.
+    expect(noAnswerText(undefined)).toBe('The request to the endpoint failed.');
+    expect(noAnswerText('connect 10.0.0.7:443')).toBe('The request to the endpoint failed.');
   });
 
   it('calls the address the name resolved to when it is allowed, as a JSON POST with the given headers', async () => {
@@ -157,7 +177,8 @@ describe('the webhook transport', () => {
 
   it('refuses an address literal before connecting, and gives up on an endpoint that does not answer in time', async () => {
     expect(await send(httpTransport({ policy: production, clock }), receiver.url('/literal'))).toEqual({
-      error: expect.stringContaining('127.0.0.1 is in a range webhooks may not reach'),
+      error: NO_ANSWER.nonPublic,
+      detail: expect.stringContaining('127.0.0.1 is in a range webhooks may not reach'),
       latencyMs: 0,
     });
     expect(receiver.receivedAt('/literal')).toEqual([]);
@@ -165,6 +186,10 @@ describe('the webhook transport', () => {
     const slow = await send(httpTransport({ policy: development, clock, timeoutMs: 200 }), receiver.url('/slow'));
     expect(slow).toEqual({ error: 'The endpoint did not answer within 200 ms.', latencyMs: expect.any(Number) });
     const closed = await send(httpTransport({ policy: development, clock }), 'http://127.0.0.1:9/nothing-listens');
-    expect(closed).toEqual({ error: expect.stringContaining('ECONNREFUSED'), latencyMs: expect.any(Number) });
+    expect(closed).toEqual({
+      error: 'The endpoint refused the connection (ECONNREFUSED).',
+      detail: expect.stringContaining('127.0.0.1:9'),
+      latencyMs: expect.any(Number),
+    });
   });
 });

@@ -13,7 +13,12 @@ const worker: Run<{ concurrency: number }> = async (context, { options }) => {
   if (!context.worker) throw new Error('svc worker was started without its services');
   const stopping = context.stopping();
   const { services, metricsUrl } = await context.worker.servicesWithMetrics();
-  const dispatcher = createDispatcher(services, { concurrency: options.concurrency, logError: context.err, metrics: services.metrics });
+  const dispatcher = createDispatcher(services, {
+    concurrency: options.concurrency,
+    logError: context.err,
+    logWarning: context.err,
+    metrics: services.metrics,
+  });
   dispatcher.start();
   if (metricsUrl) context.err(`svc worker: metrics at ${metricsUrl}`);
   context.err(

@@ -19,6 +19,13 @@ export function mayReceive(type: string, scopes: ReadonlySet<string>): boolean {
 }
 
 /**
+ * The event types an installation holding `scopes` may receive now: what its delivery log lists,
+ * what recover sends again and what the events feed shows (a grant narrowed since a delivery was
+ * queued hides it at once).
+ */
+export const typesReceivable = (scopes: ReadonlySet<string>): string[] => [...EVENT_TYPE_SCOPES.keys()].filter((type) => mayReceive(type, scopes));
+
+/**
  * The scopes that allow `types` (what `issued_scopes` records), or 422 EVENT_TYPE_NOT_ALLOWED naming
  * the first type whose scope the installation does not hold. `field` is where the list is in the body.
  */

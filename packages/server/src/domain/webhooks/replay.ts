@@ -1,16 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { components } from '@svc/contract';
+import type { Knex } from 'knex';
 import { ApiError } from '../../core/errors';
 import { fromJsonList } from '../../db/json-lists';
 import { type Db, inTransaction } from '../../db/transactions';
 import { OUTBOX_KEPT_MS } from '../../services/outbox';
 import { echoedInstant, queueAskedAgain } from './delivery/asked-again';
 import type { DeliveryDeps, WebhookDeliveryAttempt } from './delivery/attempts';
+import { stampedNoEarlierThan } from './delivery/stamps';
 import { sendTestEvent } from './delivery/test-event';
 import { mayReceive, scopesAllowing } from './event-types';
 import type { Subscriber } from './subscriptions/changes';
 import { lockSubscription } from './subscriptions/queries';
-import { subscriptionRevoked } from './subscriptions/row';
+import { type SubscriptionRow, subscriptionRevoked } from './subscriptions/row';
 
 type WebhookReplay = components['schemas']['WebhookReplay'];
 type WebhookReplayRequest = components['schemas']['WebhookReplayRequest'];
@@ -26,9 +28,15 @@ const rangeInvalid = (field: '/from' | '/to', message: string) =>
 /**
  * webhooks.replay: queues again, as deliveries of this subscription, the stored events of `[from,
  * to)` of the listed types (every type of the subscription that its scopes allow, by default), with
- * their original ids and bodies. `app.uninstalled` is the subscription's own installation's only;
- * `webhook.test` events are not stored, so never replayed. Delivered like any event, also while the
- * subscription is paused.
+ * their original ids and bodies, except those that still have a delivery pending to it (queued,
+ * being retried, or waiting for a paused subscription): that delivery sends them, and a replay asked
+ * again and again queues each event once while it is pending. `app.uninstalled` is the
+ * subscription's own installation's only; `webhook.test` events are not stored, so never replayed.
+ * Delivered like any event, also while the subscription is paused.
+ *
+ * Replays of one subscription take their turns on its row (locked first), so each sees the
+ * deliveries the one before queued. The events skipped are counted before the insert: an event
+ * written into the range between the two statements is queued and counted as queued, never twice.
  */
 export function replayEvents(db: Db, subscriber: Subscriber, id: string, body: WebhookReplayRequest): Promise<WebhookReplay> {
   return inTransaction(db, async (trx) => {
@@ -49,16 +57,20 @@ export function replayEvents(db: Db, subscriber: Subscriber, id: string, body: W
     }
     scopesAllowing(types, subscriber.scopes);
     const now = subscriber.now;
-    const events = trx('outbox_events')
-      .where({ store_id: subscription.store_id })
-      .whereIn('type', types)
-      .where('occurred_at', '>=', from)
-      .where('occurred_at', '<', to)
-      .where((query) => query.whereNot('type', 'app.uninstalled').orWhere('installation_id', subscription.installation_id));
-    const eventsCount = await queueAskedAgain(
+    const inRange = () =>
+      trx('outbox_events as o')
+        .where('o.store_id', subscription.store_id)
+        .whereIn('o.type', types)
+        .where('o.occurred_at', '>=', from)
+        .where('o.occurred_at', '<', to)
+        .where((query) => query.whereNot('o.type', 'app.uninstalled').orWhere('o.installation_id', subscription.installation_id));
+    const found = await inRange().first<{ n: number | string }>(trx.raw('count(*) as n'));
+    const queued = await queueAskedAgain(
       trx,
       subscription,
-      events.select('id as event_id', 'type as event_type', 'occurred_at as event_occurred_at'),
+      inRange()
+        .whereNotExists(pendingDeliveryOf(trx, subscription, { from, to }))
+        .select('o.id as event_id', 'o.type as event_type', 'o.occurred_at as event_occurred_at'),
       'replay',
       now,
     );
@@ -67,11 +79,26 @@ export function replayEvents(db: Db, subscriber: Subscriber, id: string, body: W
       from: echoedInstant(from),
       to: echoedInstant(to),
       event_types: (types.length > 0 ? types : subscribed) as WebhookReplay['event_types'],
-      events_count: eventsCount,
+      events_count: queued,
+      skipped_count: Math.max(0, Number(found?.n ?? 0) - queued),
       requested_at: echoedInstant(now),
     };
   });
 }
+
+/**
+ * A pending delivery to the subscription of the event row `o` (correlated), by the delivery's copy
+ * of the event's key; queued after the range began (the days of deliveries before it are not read).
+ */
+const pendingDeliveryOf = (trx: Knex.Transaction, subscription: Pick<SubscriptionRow, 'id' | 'store_id'>, range: { from: number; to: number }) =>
+  trx('webhook_deliveries as d')
+    .where({ 'd.store_id': subscription.store_id, 'd.subscription_id': subscription.id, 'd.state': 'pending' })
+    .whereRaw('d.event_id = o.id')
+    .whereRaw('d.event_occurred_at = o.occurred_at')
+    .where('d.event_occurred_at', '>=', range.from)
+    .where('d.event_occurred_at', '<', range.to)
+    .where('d.created_at', '>=', stampedNoEarlierThan(range.from))
+    .select(trx.raw('1'));
 
 /** webhooks.test on the subscriber's own subscription (also while paused; 409 once revoked). */
 export async function testSubscription(deps: DeliveryDeps, db: Db, subscriber: Subscriber, id: string): Promise<WebhookDeliveryAttempt> {

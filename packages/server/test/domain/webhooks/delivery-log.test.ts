@@ -5,6 +5,7 @@ import { createProduct } from '../../../src/domain/catalog/products/changes';
 import { createCustomer } from '../../../src/domain/storefront/customers/changes';
 import { placeOrder } from '../../../src/domain/storefront/orders/changes';
 import { fanOut } from '../../../src/domain/webhooks/delivery/fan-out';
+import { ATTEMPTS_SHOWN } from '../../../src/domain/webhooks/log/queries';
 import { runHousekeeping } from '../../../src/jobs/housekeeping';
 import { createDispatcher, type Dispatcher } from '../../../src/jobs/webhook-dispatcher';
 import { findInstallationOf } from '../../../src/platform/installations';
@@ -124,6 +125,27 @@ describe.each(testDatabases())('the delivery log and recover on $name', (testDat
     return h.db('outbox_events').where({ store_id: s.storeId, type: 'order.created' }).orderBy('occurred_at', 'desc').first();
   }
 
+  /** A product created while its endpoint answers 500, delivered by the first retry. */
+  async function deliveredAtTheSecondAttempt(s: Hooked, name: string): Promise<StoredRow> {
+    receiver.answer(s.path, 500);
+    const event = await productCreated(s, name);
+    await drain();
+    h.clock.advance(SCHEDULE[0]!);
+    receiver.answer(s.path, 200);
+    await drain();
+    return event;
+  }
+
+  /** A product delivered, then one whose endpoint answers 500: its retry is due after the schedule's first delay. */
+  async function deliveredAndRetrying(s: Hooked): Promise<{ delivered: StoredRow; retrying: StoredRow }> {
+    const delivered = await productCreated(s, 'Delivered');
+    await drain();
+    receiver.answer(s.path, 500);
+    const retrying = await productCreated(s, 'Retrying');
+    await drain();
+    return { delivered, retrying };
+  }
+
   const iso = (instant: number | string) => new Date(Number(instant)).toISOString();
   const eventIdsOf = (response: request.Response): string[] => (response.body.data as { event_id: string }[]).map((entry) => entry.event_id);
 
@@ -156,6 +178,7 @@ describe.each(testDatabases())('the delivery log and recover on $name', (testDat
         attempts_count: 2,
         queued_at: iso(first.occurred_at),
         next_attempt_at: null,
+        paused: false,
         finished_at: iso(retryAt),
         attempts: [
           {
@@ -188,14 +211,19 @@ describe.each(testDatabases())('the delivery log and recover on $name', (testDat
       expect(receiver.receivedAt(s.path).map((delivery) => delivery.headers['webhook-id'])).toEqual([first.id, first.id, second.id]);
     });
 
-    it('names why an attempt got no status: a refused connection, a name without an address, a timeout', async () => {
+    it("names why an attempt got no status by its class, never an address or a DNS answer, which go to the operator's log", async () => {
       const refused = await hooked(['product.created'], ['products:read'], 'http://127.0.0.1:9/hooks/closed');
       const unresolved = await hooked(['product.created'], ['products:read'], 'https://nowhere.example.com/hooks');
+      const internal = await hooked(['product.created'], ['products:read'], 'https://billing.internal.example.com/hooks');
       const slow = await hooked();
       receiver.answer(slow.path, 'hang');
       const refusedEvent = await productCreated(refused, 'Refused');
       const unresolvedEvent = await productCreated(unresolved, 'Unresolved');
+      const internalEvent = await productCreated(internal, 'Internal');
       const slowEvent = await productCreated(slow, 'Slow');
+      // A name the service's own DNS resolves to an address of its private network (split-horizon DNS).
+      const resolve = async (name: string) => (name === 'billing.internal.example.com' ? ['10.20.30.40'] : localOnlyResolver(name));
+      const operatorLog: string[] = [];
       const impatient = createDispatcher(
         createServices({
           db: h.db,
@@ -204,10 +232,10 @@ describe.each(testDatabases())('the delivery log and recover on $name', (testDat
           webhooks: {
             environment: 'test',
             retryScheduleMs: SCHEDULE,
-            transport: httpTransport({ policy: { allowLoopback: true }, resolve: localOnlyResolver, clock: h.clock, timeoutMs: 200 }),
+            transport: httpTransport({ policy: { allowLoopback: true }, resolve, clock: h.clock, timeoutMs: 200 }),
           },
         }),
-        { random: () => 0.5 },
+        { random: () => 0.5, logWarning: (line) => operatorLog.push(line) },
       );
       try {
         await drain(impatient);
@@ -215,8 +243,37 @@ describe.each(testDatabases())('the delivery log and recover on $name', (testDat
         receiver.answer(slow.path, 200);
       }
       const attemptOf = async (s: Hooked, eventId: string) => (await entryCall(s, eventId)).body.data.attempts[0];
-      expect(await attemptOf(refused, refusedEvent.id)).toMatchObject({ outcome: 'failed', response_status: null, error_class: 'connection_refused' });
-      expect(await attemptOf(unresolved, unresolvedEvent.id)).toMatchObject({ outcome: 'failed', response_status: null, error_class: 'dns' });
+      expect(await attemptOf(refused, refusedEvent.id)).toMatchObject({
+        outcome: 'failed',
+        response_status: null,
+        error_class: 'connection_refused',
+        error: 'The endpoint refused the connection (ECONNREFUSED).',
+      });
+      expect(await attemptOf(unresolved, unresolvedEvent.id)).toMatchObject({
+        outcome: 'failed',
+        response_status: null,
+        error_class: 'dns',
+        error: "The endpoint's host name has no address (ENOTFOUND).",
+      });
+      expect(await attemptOf(internal, internalEvent.id)).toMatchObject({
+        outcome: 'failed',
+        response_status: null,
+        error_class: 'address_refused',
+        error: 'The endpoint resolves to a non-public address.',
+      });
+      // The app's view of it holds no address; the operator's log holds each, with the delivery it was.
+      const seenByApps = JSON.stringify([await logCall(refused), await logCall(internal), await logCall(unresolved)].map((response) => response.body));
+      expect(seenByApps).not.toMatch(/10\.20\.30\.40|127\.0\.0\.1|resolves to 10/);
+      expect(operatorLog).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(
+            new RegExp(
+              `delivery \\d+ \\(subscription ${internal.id}, store ${internal.storeId}\\) got no answer: .*billing\\.internal\\.example\\.com resolves to 10\\.20\\.30\\.40`,
+            ),
+          ),
+          expect.stringMatching(new RegExp(`subscription ${refused.id}, .*ECONNREFUSED 127\\.0\\.0\\.1:9`)),
+        ]),
+      );
       expect(await attemptOf(slow, slowEvent.id)).toMatchObject({
         outcome: 'failed',
         response_status: null,
@@ -350,6 +407,9 @@ describe.each(testDatabases())('the delivery log and recover on $name', (testDat
         id: expect.stringMatching(UUID),
         since: iso(since).replace('.000Z', 'Z'),
         events_count: 1,
+        // The replay of `requeued` is pending but was never attempted: nothing is being retried.
+        retrying_count: 0,
+        next_retry_at: null,
         requested_at: iso(h.clock.now()).replace('.000Z', 'Z'),
       });
       expect((await entryCall(s, lost.id)).body.data).toMatchObject({
@@ -376,7 +436,7 @@ describe.each(testDatabases())('the delivery log and recover on $name', (testDat
       expect((await recoverCall(s, { since: iso(Number(before.occurred_at)) })).body.data.events_count).toBe(0);
     });
 
-    it("leaves out the types the token's scopes no longer allow", async () => {
+    it("leaves out the types the token's scopes no longer allow, and so does the log", async () => {
       const store = await createTestStore(h);
       const client = await createTestApp(h, { required: ['products:read'], optional: ['orders:read'] });
       const tokens = await installWithTokens(h, store, client, ['products:read', 'orders:read']);
@@ -396,7 +456,12 @@ describe.each(testDatabases())('the delivery log and recover on $name', (testDat
       const recovered = await recoverCall(s, { since: iso(since) }, randomUUID(), narrowed);
       expect(recovered.body.data.events_count).toBe(1);
       expect((await entryCall(s, product.id, narrowed)).body.data).toMatchObject({ state: 'pending', source: 'recover' });
-      expect((await entryCall(s, order.id, narrowed)).body.data).toMatchObject({ state: 'failed', source: 'event' });
+      // The log follows the grant too: the order's entry is neither listed nor read, and comes back with the scope.
+      expect(eventIdsOf(await logCall(s, '', narrowed))).toEqual([product.id]);
+      expect(eventIdsOf(await logCall(s, 'event_type=order.created', narrowed))).toEqual([]);
+      expectError(await entryCall(s, order.id, narrowed), 404, 'NOT_FOUND');
+      const widened = await installWithTokens(h, store, client, ['products:read', 'orders:read']);
+      expect((await entryCall(s, order.id, widened.access_token)).body.data).toMatchObject({ state: 'failed', source: 'event' });
     });
 
     it('takes `since` within the last 30 days and not in the future (400 VALIDATION_FAILED naming /since); a revoked subscription is 409', async () => {
@@ -463,17 +528,249 @@ describe.each(testDatabases())('the delivery log and recover on $name', (testDat
         await idle.stop();
       }
     });
+
+    it('says what it left to the retries: the events still being retried and when the next retry is due (none while paused)', async () => {
+      const s = await hooked();
+      receiver.answer(s.path, 500);
+      const since = h.clock.now();
+      const retried = [await productCreated(s, 'Retried one'), await productCreated(s, 'Retried two')];
+      await drain();
+      const firstRetryAt = h.clock.now() + SCHEDULE[0]!;
+      const early = await recoverCall(s, { since: iso(since) });
+      expect(early.status).toBe(202);
+      expect(early.body.data).toMatchObject({ events_count: 0, retrying_count: 2, next_retry_at: iso(firstRetryAt) });
+      expect(eventIdsOf(await logCall(s, 'state=pending')).sort()).toEqual(retried.map((event) => event.id).sort());
+      // Paused, the retries of events wait for the resume: no time is due.
+      await patchSubscription(h.app, s.storeId, s.subscriber.token, s.id, { state: 'paused' });
+      expect((await recoverCall(s, { since: iso(since) })).body.data).toMatchObject({ events_count: 0, retrying_count: 2, next_retry_at: null });
+      await patchSubscription(h.app, s.storeId, s.subscriber.token, s.id, { state: 'active' });
+      await spendSchedule();
+      const late = await recoverCall(s, { since: iso(since) });
+      expect(late.body.data).toMatchObject({ events_count: 2, retrying_count: 0, next_retry_at: null });
+    });
+  });
+
+  describe('webhooks.replay, bounded', () => {
+    /** The seven days up to now, as far back as one replay reaches. */
+    const lastWeek = () => ({ from: iso(h.clock.now() - 7 * DAY_MS + 1), to: iso(h.clock.now() + 1) });
+    const replayCall = (s: Hooked, body: object) => postReplay(h.app, s.storeId, s.subscriber.token, s.id, body);
+    /** Each event's replays to the subscription, by event id. */
+    async function replaysPerEvent(s: Hooked): Promise<Map<string, number>> {
+      const rows: { event_id: string; n: number | string }[] = await h
+        .db('webhook_deliveries')
+        .where({ store_id: s.storeId, subscription_id: s.id, kind: 'replay' })
+        .groupBy('event_id')
+        .select('event_id', h.db.raw('count(*) as n'));
+      return new Map(rows.map((row) => [row.event_id, Number(row.n)]));
+    }
+
+    it('queues each event of a 7-day window at most once over 50 replays, one after another and all at once', async () => {
+      const s = await hooked();
+      const events: StoredRow[] = [];
+      for (let index = 0; index < 4; index += 1) events.push(await productCreated(s, `Replayed ${index}`));
+      await drain();
+      const ids = events.map((event) => event.id).sort();
+
+      const oneByOne: request.Response[] = [];
+      for (let call = 0; call < 50; call += 1) oneByOne.push(await replayCall(s, lastWeek()));
+      expect(oneByOne.map((response) => response.status)).toEqual(Array.from({ length: 50 }, () => 202));
+      expect(oneByOne[0]?.body.data).toMatchObject({ events_count: 4, skipped_count: 0 });
+      for (const later of oneByOne.slice(1)) expect(later.body.data).toMatchObject({ events_count: 0, skipped_count: 4 });
+      expect([...(await replaysPerEvent(s)).entries()].sort()).toEqual(ids.map((id) => [id, 1]));
+
+      await drain(); // delivered: nothing pending, so the next replay queues them again, once
+      const atOnce = await Promise.all(Array.from({ length: 50 }, () => replayCall(s, lastWeek())));
+      expect(atOnce.map((response) => response.status)).toEqual(Array.from({ length: 50 }, () => 202));
+      const counts = atOnce.map((response) => [response.body.data.events_count, response.body.data.skipped_count]);
+      expect(counts.filter(([queued]) => queued === 4)).toHaveLength(1);
+      expect(counts.filter(([queued, skipped]) => queued === 0 && skipped === 4)).toHaveLength(49);
+      expect([...(await replaysPerEvent(s)).entries()].sort()).toEqual(ids.map((id) => [id, 2]));
+      for (const id of ids) expect((await entryCall(s, id)).body.data).toMatchObject({ state: 'pending', source: 'replay', queued_count: 3 });
+    });
+
+    it('skips an event whose delivery is still retrying, or waiting for the paused subscription; queues the rest', async () => {
+      const s = await hooked();
+      const { delivered, retrying } = await deliveredAndRetrying(s);
+      const replay = await replayCall(s, lastWeek());
+      expect(replay.body.data).toMatchObject({ events_count: 1, skipped_count: 1 });
+      expect((await replaysPerEvent(s)).get(retrying.id)).toBeUndefined();
+      expect((await replaysPerEvent(s)).get(delivered.id)).toBe(1);
+      await patchSubscription(h.app, s.storeId, s.subscriber.token, s.id, { state: 'paused' });
+      // Paused: the retrying event waits for the resume and is skipped; the replay just queued is pending too.
+      expect((await replayCall(s, lastWeek())).body.data).toMatchObject({ events_count: 0, skipped_count: 2 });
+    });
+  });
+
+  describe('the log, bounded', () => {
+    /** What the log's statements on the webhook tables return, in rows, while `work` runs: what the service reads. */
+    async function rowsReadBy(work: () => Promise<unknown>): Promise<number> {
+      let rows = 0;
+      const count = (response: unknown, query: { sql?: string }) => {
+        if (!/webhook_(deliveries|attempts)/.test(query.sql ?? '')) return;
+        const read = Array.isArray(response) ? response : (response as { rows?: unknown[] } | undefined)?.rows;
+        rows += read?.length ?? 0;
+      };
+      h.db.on('query-response', count);
+      try {
+        await work();
+      } finally {
+        h.db.off('query-response', count);
+      }
+      return rows;
+    }
+
+    it('reads as many rows after 50 replays of the week as after one', async () => {
+      const s = await hooked();
+      for (let index = 0; index < 5; index += 1) await productCreated(s, `Listed ${index}`);
+      await drain();
+      const page = async () => {
+        const response = await logCall(s, 'limit=25');
+        expect(response.status).toBe(200);
+        return response.body.data as { queued_count: number }[];
+      };
+      const lastWeek = { from: iso(h.clock.now() - 7 * DAY_MS + 1), to: iso(h.clock.now() + 1) };
+      await postReplay(h.app, s.storeId, s.subscriber.token, s.id, lastWeek);
+      const once = await rowsReadBy(page);
+      expect(once).toBeGreaterThan(0);
+      for (let call = 1; call < 50; call += 1) await postReplay(h.app, s.storeId, s.subscriber.token, s.id, lastWeek);
+      expect(await rowsReadBy(page)).toBe(once);
+      expect((await page()).map((entry) => entry.queued_count)).toEqual([2, 2, 2, 2, 2]);
+      // Delivered, then replayed 50 times again: one more delivery each, the same rows as one replay more.
+      await drain();
+      await postReplay(h.app, s.storeId, s.subscriber.token, s.id, lastWeek);
+      const twice = await rowsReadBy(page);
+      for (let call = 1; call < 50; call += 1) await postReplay(h.app, s.storeId, s.subscriber.token, s.id, lastWeek);
+      expect(await rowsReadBy(page)).toBe(twice);
+      expect((await page()).map((entry) => entry.queued_count)).toEqual([3, 3, 3, 3, 3]);
+    });
+
+    it("bounds an event's deliveries and attempts in SQL however many there are: the 50 latest attempts in their order, the rest counted", async () => {
+      const s = await hooked();
+      const event = await productCreated(s, 'Replayed for months');
+      await drain();
+      // 300 more deliveries of it, three attempts each: what replays spread over time leave.
+      const now = h.clock.now();
+      const deliveries = Array.from({ length: 300 }, (_, index) => ({
+        store_id: s.storeId,
+        subscription_id: s.id,
+        event_id: event.id,
+        event_type: 'product.created',
+        event_occurred_at: Number(event.occurred_at),
+        kind: index % 2 === 0 ? 'replay' : 'recover',
+        state: 'failed',
+        attempts: 3,
+        next_attempt_at: now,
+        created_at: now,
+        finished_at: now,
+      }));
+      for (let start = 0; start < deliveries.length; start += 100) await h.db('webhook_deliveries').insert(deliveries.slice(start, start + 100));
+      const ids: { id: number | string }[] = await h
+        .db('webhook_deliveries')
+        .where({ store_id: s.storeId, subscription_id: s.id, event_id: event.id })
+        .whereNot('kind', 'event')
+        .orderBy('id')
+        .select('id');
+      const attempts = ids.flatMap(({ id }) =>
+        [1, 2, 3].map((attempt) => ({
+          id: randomUUID(),
+          store_id: s.storeId,
+          subscription_id: s.id,
+          delivery_id: Number(id),
+          event_id: event.id,
+          event_type: 'product.created',
+          attempt,
+          outcome: 'failed',
+          response_status: 500,
+          latency_ms: 1,
+          error: 'The endpoint answered 500.',
+          // Clocks that disagree: later attempts stamped earlier. The order is the sequence's.
+          attempted_at: now - attempt,
+        })),
+      );
+      for (let start = 0; start < attempts.length; start += 100) await h.db('webhook_attempts').insert(attempts.slice(start, start + 100));
+
+      let entry: Record<string, unknown> = {};
+      const read = await rowsReadBy(async () => {
+        entry = (await entryCall(s, event.id)).body.data;
+      });
+      const shown = entry.attempts as { id: string; attempt: number }[];
+      expect(entry).toMatchObject({ state: 'succeeded', source: 'recover', queued_count: 301, attempts_count: 901 });
+      expect(shown).toHaveLength(ATTEMPTS_SHOWN);
+      const latest = attempts.slice(-ATTEMPTS_SHOWN);
+      expect(shown.map((attempt) => attempt.id)).toEqual(latest.map((attempt) => attempt.id));
+      expect(shown.at(-1)?.attempt).toBe(3);
+      // One row of sums, the deliveries that hold the 50 latest attempts (17 of 3), those 50 attempts.
+      expect(read).toBeGreaterThan(ATTEMPTS_SHOWN);
+      expect(read).toBeLessThanOrEqual(1 + Math.ceil(ATTEMPTS_SHOWN / 3) + 1 + ATTEMPTS_SHOWN);
+      const listed = await rowsReadBy(async () => expect(eventIdsOf(await logCall(s))).toEqual([event.id]));
+      expect(listed).toBe(read);
+    });
+
+    it('lists an attempt stamped before its delivery was queued (clocks of two instances), by its order', async () => {
+      const s = await hooked();
+      const event = await deliveredAtTheSecondAttempt(s, 'Skewed');
+      const [delivery] = await h.db('webhook_deliveries').where({ store_id: s.storeId, subscription_id: s.id, event_id: event.id }).select('id', 'created_at');
+      // The first attempt's worker ran 5 s behind the instance that queued the delivery; the second's, 10 s.
+      await h
+        .db('webhook_attempts')
+        .where({ store_id: s.storeId, delivery_id: delivery.id, attempt: 1 })
+        .update({ attempted_at: Number(delivery.created_at) - 5_000 });
+      await h
+        .db('webhook_attempts')
+        .where({ store_id: s.storeId, delivery_id: delivery.id, attempt: 2 })
+        .update({ attempted_at: Number(delivery.created_at) - 10_000 });
+      const entry = (await entryCall(s, event.id)).body.data;
+      expect(entry).toMatchObject({ state: 'succeeded', attempts_count: 2 });
+      expect(entry.attempts.map((attempt: { attempt: number; outcome: string }) => [attempt.attempt, attempt.outcome])).toEqual([
+        [1, 'failed'],
+        [2, 'succeeded'],
+      ]);
+    });
+
+    it("shows a reason stored before, which quoted an address, in today's words", async () => {
+      const s = await hooked();
+      receiver.answer(s.path, 500);
+      const event = await productCreated(s, 'Refused long ago');
+      await drain();
+      await h.db('webhook_attempts').where({ store_id: s.storeId, subscription_id: s.id, event_id: event.id }).update({
+        response_status: null,
+        error: 'EREFUSEDADDRESS: hooks.example.com resolves to 10.1.2.3, which is in a range webhooks may not reach (private)',
+      });
+      const [attempt] = (await entryCall(s, event.id)).body.data.attempts;
+      expect(attempt).toMatchObject({ error_class: 'address_refused', error: 'The endpoint resolves to a non-public address.' });
+    });
+  });
+
+  describe("a paused subscription's log", () => {
+    it('says which entries wait for the resume (paused, no next attempt); a replay sent meanwhile has its time', async () => {
+      const s = await hooked();
+      const { delivered, retrying } = await deliveredAndRetrying(s);
+      const retryAt = iso(h.clock.now() + SCHEDULE[0]!);
+      expect((await entryCall(s, retrying.id)).body.data).toMatchObject({ state: 'pending', paused: false, next_attempt_at: retryAt });
+      await patchSubscription(h.app, s.storeId, s.subscriber.token, s.id, { state: 'paused' });
+      h.clock.advance(10 * SCHEDULE[0]!);
+      const held = (await entryCall(s, retrying.id)).body.data;
+      expect(held).toMatchObject({ state: 'pending', paused: true, next_attempt_at: null, finished_at: null });
+      expect((await logCall(s, 'state=pending')).body.data).toEqual([held]);
+      // A replay is sent while paused: its entry is pending with a time, not paused.
+      const replay = await postReplay(h.app, s.storeId, s.subscriber.token, s.id, {
+        from: iso(delivered.occurred_at),
+        to: iso(Number(delivered.occurred_at) + 1),
+      });
+      expect(replay.body.data.events_count).toBe(1);
+      expect((await entryCall(s, delivered.id)).body.data).toMatchObject({ state: 'pending', paused: false, next_attempt_at: iso(h.clock.now()) });
+      await patchSubscription(h.app, s.storeId, s.subscriber.token, s.id, { state: 'active' });
+      expect((await entryCall(s, retrying.id)).body.data).toMatchObject({ state: 'pending', paused: false, next_attempt_at: retryAt });
+      receiver.answer(s.path, 200);
+      await drain();
+      expect((await entryCall(s, retrying.id)).body.data).toMatchObject({ state: 'succeeded', paused: false, next_attempt_at: null });
+    });
   });
 
   // Last: it moves the suite's clock 30 days on.
   it('keeps an entry as long as its event: 30 days after it occurred it is not listed, is EVENT_EXPIRED, and housekeeping deletes its deliveries and attempts', async () => {
     const s = await hooked();
-    receiver.answer(s.path, 500);
-    const old = await productCreated(s, 'Old');
-    await drain();
-    h.clock.advance(SCHEDULE[0]!);
-    receiver.answer(s.path, 200);
-    await drain();
+    const old = await deliveredAtTheSecondAttempt(s, 'Old');
     h.clock.advance(30 * DAY_MS - SCHEDULE[0]! - 2);
     const recent = await productCreated(s, 'Recent');
     await drain();

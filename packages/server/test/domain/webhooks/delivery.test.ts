@@ -320,10 +320,15 @@ describe.each(testDatabases())('webhook delivery on $name', (testDatabase) => {
     const subscriber = await installSubscriber(h, s.store, ['products:read']);
     const { id } = await subscribe(h, s.storeId, subscriber, { endpoint_url: 'https://metadata.example.com/hook', event_types: ['product.created'] });
     await createProduct(s);
-    const metadataDispatcher = createDispatcher(resolving, { random: () => 0.5 });
+    const logged: string[] = [];
+    const metadataDispatcher = createDispatcher(resolving, { random: () => 0.5, logWarning: (line) => logged.push(line) });
     await metadataDispatcher.runOnce();
+    // The app is told the class; the operator's log, the name and its DNS answer.
     expect(await attemptsOf(id)).toEqual([
-      expect.objectContaining({ outcome: 'failed', response_status: null, error: expect.stringContaining('resolves to 169.254.169.254') }),
+      expect.objectContaining({ outcome: 'failed', response_status: null, error: 'The endpoint resolves to a non-public address.' }),
+    ]);
+    expect(logged).toEqual([
+      expect.stringContaining(`(subscription ${id}, store ${s.storeId}) got no answer: EREFUSEDADDRESS: metadata.example.com resolves to 169.254.169.254`),
     ]);
   });
 
@@ -549,6 +554,7 @@ describe.each(testDatabases())('webhook delivery on $name', (testDatabase) => {
         to: new Date(end).toISOString().replace('.000Z', 'Z'),
         event_types: ['product.created', 'app.uninstalled'],
         events_count: 2,
+        skipped_count: 0,
         requested_at: new Date(h.clock.now()).toISOString().replace('.000Z', 'Z'),
       });
       await drain();

@@ -121,6 +121,8 @@ export interface AttemptMade {
   readonly status: number | null;
   /** How long the receiver asked us to wait (`Retry-After` on a 429 or 503). */
   readonly retryAfterMs?: number;
+  /** What the operator's log gets of a failure without an answer (names, addresses): never stored, never shown to the app. */
+  readonly detail?: string;
 }
 
 /**
@@ -141,7 +143,8 @@ export async function attemptDelivery(deps: DeliveryDeps, claimed: ClaimedDelive
   );
   const { outcome, at } = await send(deps, claimed.subscription, claimed.eventId, body, claimed);
   const record = attemptRecord(claimed.subscription, claimed.id, claimed.eventId, claimed.eventType, claimed.attempts + 1, outcome, at);
-  if (!('status' in outcome)) return { claimed, record, status: null };
+  if (!('status' in outcome))
+    return outcome.detail === undefined ? { claimed, record, status: null } : { claimed, record, status: null, detail: outcome.detail };
   return outcome.retryAfterMs === undefined
     ? { claimed, record, status: outcome.status }
     : { claimed, record, status: outcome.status, retryAfterMs: outcome.retryAfterMs };

@@ -5,7 +5,8 @@ import { uuidV7Time } from '../../../core/ids';
 import { parseDateTimeFilter } from '../../../core/instants';
 import { boundAfter, type KeysetAfter, keysetPage, type ListRequest, NEWEST_FIRST, type Page, walkOrder } from '../../../core/paging';
 import type { Db } from '../../../db/transactions';
-import { EVENT_TYPE_SCOPES, mayReceive } from '../event-types';
+import { CLOCK_SKEW_ALLOWED_MS, stampedNoEarlierThan } from '../delivery/stamps';
+import { EVENT_TYPE_SCOPES, mayReceive, typesReceivable } from '../event-types';
 import { payloadFor } from '../payloads';
 import { eventExpired, expiredById, isPastRetention, isPlainUuid, keptAfter } from './retention';
 
@@ -43,7 +44,7 @@ interface StoredEventRow {
 const STORED_TYPES: readonly string[] = [...EVENT_TYPE_SCOPES.keys()].filter((type) => type !== 'webhook.test');
 
 /** The stored event types the reader's scopes allow, as a subscription's would be. */
-const visibleTypes = (scopes: ReadonlySet<string>): string[] => STORED_TYPES.filter((type) => mayReceive(type, scopes));
+const visibleTypes = (scopes: ReadonlySet<string>): string[] => typesReceivable(scopes).filter((type) => STORED_TYPES.includes(type));
 
 /** Whether the reader may see the event: its type allowed by the scopes, and `app.uninstalled` only of its own installation. */
 const mayRead = (reader: EventReader, row: Pick<StoredEventRow, 'type' | 'installation_id'>): boolean =>
@@ -66,13 +67,19 @@ function rangeOf(filters: EventFilters): { since: number | undefined; before: nu
 
 /**
  * The event's deliveries to the reader's installation (any of its subscriptions, any replay or
- * recover) in these states, as a subquery correlated with the event row `o`.
+ * recover) in these states, as a subquery correlated with the event row `o`: in the reader's store,
+ * by the delivery's copy of the event's key, queued since the earliest event the page can hold
+ * occurred (`earliest`: the days of deliveries before are not read) and since this one did.
  */
-const deliveriesIn = (db: Db, installationId: string, states: readonly string[]) =>
+const deliveriesIn = (db: Db, reader: Pick<EventReader, 'storeId' | 'installationId'>, earliest: number, states: readonly string[]) =>
   db('webhook_deliveries as d')
-    .join('webhook_subscriptions as s', 's.id', 'd.subscription_id')
+    .join('webhook_subscriptions as s', (join) => join.on('s.store_id', 'd.store_id').andOn('s.id', 'd.subscription_id'))
+    .where('d.store_id', reader.storeId)
     .whereRaw('d.event_id = o.id')
-    .where('s.installation_id', installationId)
+    .whereRaw('d.event_occurred_at = o.occurred_at')
+    .where('d.created_at', '>=', stampedNoEarlierThan(earliest))
+    .whereRaw('d.created_at >= o.occurred_at - ?', [CLOCK_SKEW_ALLOWED_MS])
+    .where('s.installation_id', reader.installationId)
     .whereIn('d.state', states)
     .select(db.raw('1'));
 
@@ -80,11 +87,11 @@ const deliveriesIn = (db: Db, installationId: string, states: readonly string[])
  * `delivery`: pending when one delivery is pending; else succeeded when one succeeded; else failed
  * when one failed (the spec's `EventDeliveryOutcome`). The three never overlap.
  */
-function whereDelivery(db: Db, query: Knex.QueryBuilder, installationId: string, outcome: EventDeliveryOutcome): void {
-  if (outcome === 'pending') query.whereExists(deliveriesIn(db, installationId, ['pending']));
-  if (outcome === 'succeeded') query.whereExists(deliveriesIn(db, installationId, ['succeeded'])).whereNotExists(deliveriesIn(db, installationId, ['pending']));
-  if (outcome === 'failed')
-    query.whereExists(deliveriesIn(db, installationId, ['failed'])).whereNotExists(deliveriesIn(db, installationId, ['pending', 'succeeded']));
+function whereDelivery(db: Db, query: Knex.QueryBuilder, reader: EventReader, earliest: number, outcome: EventDeliveryOutcome): void {
+  const deliveries = (states: readonly string[]) => deliveriesIn(db, reader, earliest, states);
+  if (outcome === 'pending') query.whereExists(deliveries(['pending']));
+  if (outcome === 'succeeded') query.whereExists(deliveries(['succeeded'])).whereNotExists(deliveries(['pending']));
+  if (outcome === 'failed') query.whereExists(deliveries(['failed'])).whereNotExists(deliveries(['pending', 'succeeded']));
 }
 
 /** The `type` filter as its cursor holds it: the distinct types, sorted, comma-separated (a cursor holds flat values). */
@@ -106,13 +113,14 @@ export function listEvents(db: Db, reader: EventReader, filters: EventFilters, r
   };
   const read = async (after: KeysetAfter | undefined, take: number): Promise<StoredEventRow[]> => {
     if (types.length === 0) return [];
+    const earliest = Math.max(keptAfter(reader.now), since ?? Number.MIN_SAFE_INTEGER);
     const rows = db<StoredEventRow>('outbox_events as o')
       .where('o.store_id', reader.storeId)
-      .where('o.occurred_at', '>', Math.max(keptAfter(reader.now), since ?? Number.MIN_SAFE_INTEGER))
+      .where('o.occurred_at', '>', earliest)
       .whereIn('o.type', types)
       .where((own) => own.whereNot('o.type', 'app.uninstalled').orWhere('o.installation_id', reader.installationId));
     if (before !== undefined) rows.where('o.occurred_at', '<', before);
-    if (filters.delivery !== undefined) whereDelivery(db, rows, reader.installationId, filters.delivery);
+    if (filters.delivery !== undefined) whereDelivery(db, rows, reader, earliest, filters.delivery);
     if (after !== undefined) rows.whereRaw(...boundAfter(NEWEST_FIRST, after, 'o'));
     return rows.orderByRaw(walkOrder(NEWEST_FIRST, 'o')).limit(take).select('o.id', 'o.type', 'o.payload', 'o.occurred_at', 'o.installation_id');
   };
