@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import request from 'supertest';
 import { createApp } from '../../src/app';
+import { systemClock } from '../../src/core/clock';
 import { LISTENER_NAME } from '../../src/db/notifications';
 import { createDispatcher, type Dispatcher } from '../../src/jobs/webhook-dispatcher';
 import { createServices, type Services } from '../../src/services/container';
@@ -126,6 +127,47 @@ describe.each(testDatabases())('the webhook dispatcher on $name', (testDatabase)
       await stopped(dispatcher);
     }
   });
+
+  it('delivers backlogs with three workers on pools of their own, as three instances do, without any statement failing', async () => {
+    // Workers claiming and recording at once lock the same queues' rows: a row another worker
+    // updated since the statement began is checked again by PostgreSQL (EvalPlanQual), which must
+    // not meet a data-modifying part of the statement. It did ("ModifyTable should not be called
+    // during EvalPlanQual"): nothing was lost, but each such failure left deliveries to their lease.
+    const targets = await Promise.all(Array.from({ length: 6 }, () => subscribedStore()));
+    for (const target of targets) receiver.answer(target.path, 204);
+    const failures: string[] = [];
+    const workers = await Promise.all(
+      Array.from({ length: 3 }, async () => {
+        const db = await testDatabase.openAnother();
+        h.atEnd(() => db.destroy());
+        // Time passes for these workers (the suite's clock stands still): a queue looked at again
+        // in a moment is due when that moment comes.
+        const workerServices = createServices({
+          db,
+          clock: systemClock,
+          rateLimits: { perInstallation: 1000, perClient: 1000 },
+          webhooks: { environment: 'test', resolve: localOnlyResolver },
+        });
+        const dispatcher = createDispatcher(workerServices, { pollMs: 50, logError: (line) => failures.push(line) });
+        running.push(dispatcher);
+        dispatcher.start();
+        return dispatcher;
+      }),
+    );
+    try {
+      // Events keep arriving while the workers deliver, each in a commit of its own (as the store
+      // API's writes make them): the fan-out's queue updates then meet the claims'.
+      for (let index = 0; index < 200; index += 1) {
+        await Promise.all(targets.map((target) => recordEvent(h.db, productEvent(target.storeId, index))));
+      }
+      // Within the 30 s `until` waits: a queue parked for a lease (45 s) while nothing was held
+      // for it, which a claim racing the holder's record used to do, fails here.
+      for (const target of targets) await until(async () => (await succeeded(target.subscriptionId)) === 200, 'every backlog is delivered');
+    } finally {
+      for (const worker of workers) await stopped(worker);
+    }
+    expect(failures).toEqual([]);
+  }, 60_000);
 
   it('is woken from its idle wait by a commit of another connection pool, as another instance makes it, again and again', async () => {
     const target = await subscribedStore();

@@ -199,7 +199,13 @@ export async function recordAttempts(deps: DeliveryDeps, made: readonly AttemptM
  */
 export const deliveredOf = (made: readonly AttemptMade[]): Delivered => ({
   attempts: made.map((attempt) => attempt.record),
-  deliveries: made.map(({ claimed }) => ({ storeId: claimed.subscription.store_id, id: claimed.id, createdAt: claimed.createdAt, token: claimed.claimToken })),
+  deliveries: made.map(({ claimed }) => ({
+    storeId: claimed.subscription.store_id,
+    id: claimed.id,
+    createdAt: claimed.createdAt,
+    token: claimed.claimToken,
+    subscriptionId: claimed.subscription.id,
+  })),
 });
 
 /**

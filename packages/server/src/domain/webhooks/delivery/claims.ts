@@ -64,6 +64,15 @@ export interface ClaimLimits {
  */
 export const LEASES_AHEAD = 8;
 
+/**
+ * How soon a queue another worker holds leases on is looked at again. Not at the end of the lease
+ * just taken: the holder frees the queue when it records its answers, but a claim that began before
+ * that commit counts the holder's leases as its snapshot saw them (PostgreSQL, READ COMMITTED), and
+ * parking the queue for a lease then held its next deliveries back by up to a lease (45 s) for
+ * nothing. A look a second costs one row of `webhook_queues`.
+ */
+export const HELD_ELSEWHERE_RECHECK_MS = 1000;
+
 export interface Claim {
   readonly deliveries: ClaimedDelivery[];
   /**
@@ -111,7 +120,13 @@ export async function claimDeliveries({ db, clock }: Deps, limits: ClaimLimits, 
  */
 export interface Delivered {
   readonly attempts: readonly object[];
-  readonly deliveries: ReadonlyArray<{ readonly storeId: string; readonly id: number; readonly createdAt: number; readonly token: string }>;
+  readonly deliveries: ReadonlyArray<{
+    readonly storeId: string;
+    readonly id: number;
+    readonly createdAt: number;
+    readonly token: string;
+    readonly subscriptionId: string;
+  }>;
 }
 
 /**
@@ -139,6 +154,22 @@ interface Claiming {
 /** See {@link Claiming.recordsDelivered}. */
 export const claimRecordsDeliveries = (db: Db): boolean => forEngine(db, CLAIMS).recordsDelivered;
 
+/**
+ * The queues of the deliveries a claim records as delivered, as the statement's `:freed_stores` and
+ * `:freed_subscriptions` (their slots are free: due now, unless the claim takes them). A queue
+ * another transaction holds is left to it: a fan-out or a recorded attempt makes it due anyway, and
+ * a claim that counted these leases as held looks at it again in a moment ({@link HELD_ELSEWHERE_RECHECK_MS}).
+ */
+function freedQueues(delivered: Delivered): { freed_stores: string; freed_subscriptions: string } {
+  const queues = [...new Map(delivered.deliveries.map((delivery) => [delivery.subscriptionId, delivery.storeId])).entries()];
+  return {
+    freed_stores: `{${queues.map(([, storeId]) => storeId).join(',')}}`,
+    freed_subscriptions: `{${queues.map(([subscriptionId]) => subscriptionId).join(',')}}`,
+  };
+}
+
+const FREED_QUEUES = 'select * from unnest(cast(:freed_stores as uuid[]), cast(:freed_subscriptions as uuid[]))';
+
 async function claimOnPostgres(
   db: Db,
   limits: ClaimLimits,
@@ -151,6 +182,7 @@ async function claimOnPostgres(
     now,
     until,
     token,
+    held_elsewhere_until: now + HELD_ELSEWHERE_RECHECK_MS,
     cap: limits.perSubscription,
     ahead: limits.perSubscription * LEASES_AHEAD,
     take: limits.take,
@@ -161,10 +193,17 @@ async function claimOnPostgres(
     delivered_ids: `{${delivered.deliveries.map((delivery) => delivery.id).join(',')}}`,
     delivered_times: `{${delivered.deliveries.map((delivery) => delivery.createdAt).join(',')}}`,
     delivered_tokens: `{${delivered.deliveries.map((delivery) => delivery.token).join(',')}}`,
+    ...freedQueues(delivered),
   };
   // A hot statement (db/reads.ts), prepared once per connection: planning it costs more than
   // running it. It writes, and answers the rows its `returning` gives. The parameters are typed in
   // `params`: PostgreSQL cannot infer a parameter's type inside `case` and `coalesce`.
+  // A row it locks or updates that another transaction changed since the statement began is
+  // checked again by PostgreSQL (EvalPlanQual), which refuses to meet a data-modifying CTE there
+  // ("ModifyTable should not be called during EvalPlanQual"): so the conditions of `due` and
+  // `freed` name the delivered subscriptions' queues by parameters, never by `done`'s rows. It
+  // waits for no queue row another transaction holds (`skip locked` in `due` and `freed`): one
+  // that waited on a queue a fan-out held, while holding one the fan-out waited for, deadlocked.
   return selectRows<ClaimedRow>(
     db,
     `with params as (select cast(:now as bigint) as now, cast(:until as bigint) as until),
@@ -184,7 +223,7 @@ async function claimOnPostgres(
        from webhook_queues w
        join webhook_subscriptions s on s.id = w.subscription_id
        join installations i on i.id = s.installation_id
-       where w.next_due_at <= :now or w.subscription_id in (select subscription_id from done)
+       where w.next_due_at <= :now or (w.store_id, w.subscription_id) in (${FREED_QUEUES})
        order by w.next_due_at
        limit :take
        for update of w skip locked
@@ -222,7 +261,8 @@ async function claimOnPostgres(
      ),
      moved as (
        update webhook_queues w set next_due_at = case
-         when q.others > 0 or q.mine + coalesce(taken.n, 0) >= :ahead then (select until from params)
+         when q.others > 0 then least((select until from params), cast(:held_elsewhere_until as bigint))
+         when q.mine + coalesce(taken.n, 0) >= :ahead then (select until from params)
          else least(
            (select d.next_attempt_at from webhook_deliveries d
             where d.subscription_id = q.subscription_id and d.state = 'pending'
@@ -236,8 +276,13 @@ async function claimOnPostgres(
      ),
      freed as (
        update webhook_queues w set next_due_at = (select now from params)
-       where w.subscription_id in (select subscription_id from done) and w.subscription_id not in (select subscription_id from due)
-         and (w.next_due_at is null or w.next_due_at > :now)
+       from (
+         select f.store_id, f.subscription_id from webhook_queues f
+         where (f.store_id, f.subscription_id) in (${FREED_QUEUES}) and f.subscription_id not in (select subscription_id from due)
+           and (f.next_due_at is null or f.next_due_at > :now)
+         for update of f skip locked
+       ) free
+       where w.store_id = free.store_id and w.subscription_id = free.subscription_id
      )
      select ${CLAIMED_COLUMNS.join(', ')} from claimed d
      join webhook_subscriptions s on s.id = d.subscription_id
@@ -249,13 +294,15 @@ async function claimOnPostgres(
 }
 
 /**
- * When a queue is next due after a claim: at its limit, or held by another worker, when the leases
- * just taken end (a recorded attempt brings that forward, queues.ts); otherwise at its next due
+ * When a queue is next due after a claim: held by another worker, in a moment
+ * ({@link HELD_ELSEWHERE_RECHECK_MS}); at its limit, when the leases just taken end (a recorded
+ * attempt brings that forward, queues.ts); otherwise at its next due
  * delivery, or, with leases out, when they end at the latest (so that a dead worker's deliveries
  * are taken over in time); never, with nothing pending and nothing out. The PostgreSQL statement's
  * `moved` says the same in SQL.
  */
-function nextDueOf(full: boolean, holding: boolean, nextAttemptAt: number | undefined, leasesEnd: number): number | null {
+function nextDueOf(heldElsewhere: boolean, full: boolean, holding: boolean, nextAttemptAt: number | undefined, now: number, leasesEnd: number): number | null {
+  if (heldElsewhere) return Math.min(leasesEnd, now + HELD_ELSEWHERE_RECHECK_MS);
   if (full) return leasesEnd;
   const times = [nextAttemptAt, holding ? leasesEnd : undefined].filter((time): time is number => time !== undefined);
   return times.length > 0 ? Math.min(...times.map(Number)) : null;
@@ -310,7 +357,7 @@ async function claimOnSqlite(db: Db, limits: ClaimLimits, now: number, until: nu
       const held = mineHeld + picked.length;
       const full = othersHold || held >= ahead;
       const next = full ? undefined : await sendable(trx.queryBuilder()).first<{ next_attempt_at: number } | undefined>('d.next_attempt_at');
-      const nextDueAt = nextDueOf(full, held > 0, next?.next_attempt_at, until);
+      const nextDueAt = nextDueOf(othersHold, full, held > 0, next?.next_attempt_at, now, until);
       await trx('webhook_queues').where({ subscription_id: queue.subscription_id }).update({ next_due_at: nextDueAt });
       if (taken.length >= limits.take) break;
     }

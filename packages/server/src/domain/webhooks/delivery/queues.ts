@@ -17,9 +17,13 @@ export interface QueueDue {
 /** Rows per statement (SQLite binds at most 32,766 values; three a row). */
 const CHUNK = 500;
 
+/** Queues in the order every writer locks them: two that locked the same queues in other orders could each wait for the other. */
+const lockOrder = (a: QueueDue, b: QueueDue): number =>
+  a.storeId < b.storeId ? -1 : a.storeId > b.storeId ? 1 : a.subscriptionId < b.subscriptionId ? -1 : a.subscriptionId > b.subscriptionId ? 1 : 0;
+
 /** The queues of `queues` are due at `at` at the latest (a queue due earlier stays so). */
 export async function queueDue(db: Db, queues: readonly QueueDue[], at: number): Promise<void> {
-  const unique = [...new Map(queues.map((queue) => [queue.subscriptionId, queue])).values()];
+  const unique = [...new Map(queues.map((queue) => [queue.subscriptionId, queue])).values()].sort(lockOrder);
   for (let start = 0; start < unique.length; start += CHUNK) {
     await db('webhook_queues')
       .insert(unique.slice(start, start + CHUNK).map((queue) => ({ subscription_id: queue.subscriptionId, store_id: queue.storeId, next_due_at: at })))
