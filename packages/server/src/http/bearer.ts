@@ -8,7 +8,7 @@ import { satisfiesAny } from '../platform/scopes';
 import { storeMigrating } from '../platform/stores';
 import {
   effectiveScopes,
-  LIVE_ACCESS_TOKEN_OF_STORE_SQL,
+  ISSUED_ACCESS_TOKEN_OF_STORE_SQL,
   livenessOfFacts,
   TOKEN_FACTS_COLUMNS,
   type TokenLiveness,
@@ -126,11 +126,11 @@ interface LoadedContext {
 }
 
 /**
- * An operation's first read, made only for a live token of the path's store: a token never issued
- * (anyone can make one that passes the checksum), expired, revoked or of another store reads no
- * store table (docs/decisions/0092-no-read-before-the-token.md).
+ * An operation's first read, made only for a token issued for the path's store and neither revoked
+ * nor expired: a token never issued (anyone can make one that passes the checksum), expired, revoked
+ * or of another store reads no store table (docs/decisions/0092-no-read-before-the-token.md).
  */
-const readForLiveToken = readWhile(LIVE_ACCESS_TOKEN_OF_STORE_SQL);
+const readForIssuedToken = readWhile(ISSUED_ACCESS_TOKEN_OF_STORE_SQL);
 
 /**
  * The token's context with the operation's first read, together (on PostgreSQL in one round trip,
@@ -154,7 +154,7 @@ async function loadTokenContext(
   if (firstRead) {
     const judged = await selectJudged(services.db, token, {
       statement: firstRead,
-      gated: () => readForLiveToken(firstRead, { token_hash: tokenHash, store_id: storeId, now }),
+      gated: () => readForIssuedToken(firstRead, { token_hash: tokenHash, store_id: storeId, now }),
       // Where the read follows the judgement (SQLite): the checks of a token that lets it through, but the store's moving.
       allows: async ([judgedRow]) => {
         const context = judgedRow as SpendingRow | undefined;

@@ -74,16 +74,18 @@ export const tokenLivenessSql = (alias: string): string => `case
     else 'live' end`;
 
 /**
- * A condition (SQL bound by `:token_hash`, `:store_id` and `:now`) that holds while the access token
- * of that hash is live by the rule and bound to that store: the gate of a read made for a bearer
- * token before it is judged (an operation's first read, docs/decisions/0092-no-read-before-the-token.md).
- * It holds for a while and then fails for good: a token never becomes live again, nor changes store.
- * One probe of the token's hash when no such token was issued.
+ * A condition (SQL bound by `:token_hash`, `:store_id` and `:now`) that holds while an access token
+ * of that hash, issued for that store, is neither revoked nor expired: the gate of a read made for a
+ * bearer token before it is judged (an operation's first read,
+ * docs/decisions/0092-no-read-before-the-token.md). It is what the live-token rule
+ * ({@link tokenLivenessSql}) asks of the token's own row, so every live token passes it; what only
+ * the grant and the installation can say (a revoked grant, an earlier installation) is left to the
+ * judgement, which follows. One probe of the token-hash index, where the whole rule took three
+ * (the token, its grant, its installation), for every valid read. It holds for a while and then
+ * fails for good: a token is never unrevoked, its expiry never moves, nor does its store.
  */
-export const LIVE_ACCESS_TOKEN_OF_STORE_SQL = `exists (select 1 from (
-    select t.store_id, ${TOKEN_FACTS_COLUMNS} from tokens t join grants g on g.id = t.grant_id left join installations i on i.id = t.installation_id
-    where t.token_hash = :token_hash and t.kind = 'access') facts
-  where facts.store_id = :store_id and ${tokenLivenessSql('facts')} = 'live')`;
+export const ISSUED_ACCESS_TOKEN_OF_STORE_SQL = `exists (select 1 from tokens t
+  where t.token_hash = :token_hash and t.kind = 'access' and t.store_id = :store_id and t.revoked_at is null and t.expires_at > :now)`;
 
 const TOKEN_LIVENESS_SQL = `select ${tokenLivenessSql('facts')} as liveness from (
   select ${TOKEN_FACTS_COLUMNS} from tokens t join grants g on g.id = t.grant_id left join installations i on i.id = t.installation_id
