@@ -9,10 +9,21 @@ type Parameter = { name: string; in: string; required?: boolean; example?: unkno
 type MediaType = { example?: unknown; examples?: Record<string, Example | Ref> };
 type Operation = { parameters?: (Parameter | Ref)[]; requestBody?: { content?: Record<string, MediaType> } | Ref };
 
-/** Where the samples are sent: the spec's server default, which is what `pnpm start` listens on. */
+/** Where the samples are sent when `SVC_URL` is not set: the spec's server default, which is what `pnpm start` listens on. */
 export const SAMPLE_BASE_URL = 'http://localhost:3000';
-/** The values a reader supplies: the store and token `pnpm start` prints, and an app's client credentials. */
-export const SAMPLE_VARIABLES = { storeId: 'STORE_ID', accessToken: 'SVC_TOKEN', clientId: 'CLIENT_ID', clientSecret: 'CLIENT_SECRET' } as const;
+/**
+ * The values a reader supplies, from the environment the first `pnpm start` prints as an `export`
+ * line: the service's base URL, the store and token, and an app's client credentials.
+ */
+export const SAMPLE_VARIABLES = {
+  baseUrl: 'SVC_URL',
+  storeId: 'STORE_ID',
+  accessToken: 'SVC_TOKEN',
+  clientId: 'CLIENT_ID',
+  clientSecret: 'CLIENT_SECRET',
+} as const;
+/** A fresh key for every send, made by Node, which a reader of these docs has (`uuidgen` is missing on many machines). */
+const SHELL_IDEMPOTENCY_KEY = `$(node -p 'crypto.randomUUID()')`;
 /** The media type samples send: JSON, which every operation with a body takes (`/oauth/token` takes a form too). */
 const JSON_MEDIA_TYPE = 'application/json';
 /** The query parameters a sample sends besides the required ones: a page size shows that the list is paged. */
@@ -87,10 +98,10 @@ const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
 
 export function curlSample(request: SampleRequest): string {
   const { operation } = request;
-  const lines = [`curl -X ${operation.method.toUpperCase()} "${SAMPLE_BASE_URL}${samplePath(request)}"`];
+  const lines = [`curl -X ${operation.method.toUpperCase()} "\${${SAMPLE_VARIABLES.baseUrl}:-${SAMPLE_BASE_URL}}${samplePath(request)}"`];
   if (operation.auth === 'bearer') lines.push(`-H "Authorization: Bearer $${SAMPLE_VARIABLES.accessToken}"`);
   if (operation.auth === 'client') lines.push(`-u "$${SAMPLE_VARIABLES.clientId}:$${SAMPLE_VARIABLES.clientSecret}"`);
-  if (operation.requiresIdempotencyKey) lines.push('-H "Idempotency-Key: $(uuidgen)"');
+  if (operation.requiresIdempotencyKey) lines.push(`-H "Idempotency-Key: ${SHELL_IDEMPOTENCY_KEY}"`);
   for (const [name, value] of Object.entries(request.headers)) lines.push(`-H ${shellQuote(`${name}: ${value}`)}`);
   if (request.body !== undefined) lines.push(`-H 'Content-Type: ${JSON_MEDIA_TYPE}'`, `--data ${shellQuote(JSON.stringify(request.body))}`);
   return lines.join(' \\\n  ');
@@ -136,7 +147,7 @@ export function typeScriptSample(request: SampleRequest): string {
   return [
     `import { createStoreClient } from '@svc/client';`,
     '',
-    `const client = createStoreClient({ baseUrl: '${SAMPLE_BASE_URL}'${token} });`,
+    `const client = createStoreClient({ baseUrl: process.env.${SAMPLE_VARIABLES.baseUrl} ?? '${SAMPLE_BASE_URL}'${token} });`,
     // A failure throws a StoreApiError, so what returns is the operation's documented success.
     `const { data, response } = ${call};`,
     'console.log(response.status, data);',
