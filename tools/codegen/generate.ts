@@ -1,8 +1,8 @@
 /**
  * `pnpm generate`: spec/ → packages/contract (bundle, types, operation table, scope catalogue, event catalogue, date versions), the
  * server's handler types and registry, the client's types, stubs for operations without a handler,
- * docs/deploy.md's table of settings, the versions guide's table of date versions, and docs/site. The bundle also carries the guides (docs/guides/, CHANGELOG.md) and a curl and a
- * TypeScript sample on every operation, which the docs site shows.
+ * docs/deploy.md's table of settings, the versions guide's table of date versions, and docs/site. The bundle also carries the guides (docs/guides/, CHANGELOG.md) and samples
+ * in curl, TypeScript, Python, PHP and Go on every operation, which the docs site shows as tabs.
  * `pnpm generate:check`: fails when the committed generated files are out of step with spec/.
  * `pnpm docs`: rebuilds docs/site from the committed bundled spec only, and the SDK reference (TypeDoc) in docs/site/sdk.
  */
@@ -15,7 +15,7 @@ import { contractEvents, readEventCatalogue, readFieldScopes, withEventScopeTabl
 import { readGuidePages, withGuides } from './guides';
 import { buildOperationTable } from './operation-table';
 import { locations, repoRoot } from './paths';
-import { withCodeSamples } from './samples';
+import { withCodeSamples } from './sample-code';
 import { readScopeCatalogue, withScopeDependencyTable } from './scopes';
 import { buildSdkReference } from './sdk-reference';
 import { deployGuide, withSettingsTable } from './settings-table';

@@ -29,13 +29,20 @@ describe('the docs site', () => {
     expect(html).not.toMatch(/https:\/\/cdn\.redoc(ly)?\./);
   });
 
-  it('carries the guides, the changelog, a curl and a TypeScript sample on every operation, and the link to /openapi.json', () => {
+  it('carries the guides, the changelog, samples in curl, TypeScript, Python, PHP and Go on every operation, and the link to /openapi.json', () => {
     const html = fs.readFileSync(indexFile, 'utf8');
     for (const title of GUIDE_TITLES) expect(html).toContain(JSON.stringify(title));
     expect(html).toContain('"x-traitTag":true');
     const operations = Object.values(operationTable).length;
-    expect(html.match(/"lang":"Shell","label":"curl"/g)).toHaveLength(operations);
-    expect(html.match(/"lang":"TypeScript","label":"@svc\/client"/g)).toHaveLength(operations);
+    for (const [lang, label] of [
+      ['Shell', 'curl'],
+      ['TypeScript', 'TypeScript'],
+      ['Python', 'Python'],
+      ['PHP', 'PHP'],
+      ['Go', 'Go'],
+    ]) {
+      expect(html.match(new RegExp(`"lang":"${lang}","label":"${label}"`, 'g'))).toHaveLength(operations);
+    }
     expect(html).toContain('(/openapi.json)');
   });
 
@@ -128,8 +135,20 @@ describeInChromium(BROWSER_SUITE, () => {
     await page.getByRole('heading', { name: /Store Management Service \(2026-10-15\)/ }).waitFor({ state: 'visible', timeout: 20000 });
     await page.getByText('Products', { exact: true }).first().click();
     await page.getByText('Create a product').first().waitFor({ state: 'visible', timeout: 10000 });
-    // In the content: the menu has a section of that name too (the SDK's README).
-    await page.locator('#api-content').getByText('@svc/client', { exact: true }).first().waitFor({ state: 'visible', timeout: 10000 });
+    // Each operation's samples, under a language picker (Redoc's form of the tabs), curl first.
+    let shown = 'curl';
+    for (const [language, line] of [
+      ['TypeScript', "import { createStoreClient } from '@svc/client';"],
+      ['Python', 'import requests'],
+      ['PHP', 'curl_setopt_array($curl, ['],
+      ['Go', '"net/http"'],
+      ['curl', 'curl -X GET'],
+    ] as const) {
+      await page.locator('#api-content').getByRole('button', { name: shown, exact: true }).first().click();
+      await page.getByRole('menuitem', { name: language }).first().click();
+      await page.locator('#api-content').getByText(line).first().waitFor({ state: 'visible', timeout: 10000 });
+      shown = language;
+    }
     await page.getByText('Getting started', { exact: true }).first().click();
     await page.getByRole('heading', { name: /Start the service/ }).waitFor({ state: 'visible', timeout: 10000 });
   }

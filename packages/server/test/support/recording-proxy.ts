@@ -8,7 +8,12 @@ export interface RecordedAnswer {
   readonly status: number;
   /** The error code of an error answer, when it has the interface's shape. */
   readonly code?: string;
+  /** Set on a marker a runner sent (`GET /__sample__/<name>`) before the program `name`: the answers after it are that program's. */
+  readonly marker?: string;
 }
+
+/** Where a runner of several programs marks the start of the next one: the proxy answers it itself. */
+export const MARKER_PATH = '/__sample__/';
 
 export interface RecordingProxy extends Listening {
   /** The answers since the last call, in the order they were sent back. */
@@ -26,6 +31,11 @@ export async function recordingProxy(target: string): Promise<RecordingProxy> {
   const upstream = new URL(target);
   let answers: RecordedAnswer[] = [];
   const listening = await listen((incoming, outgoing) => {
+    if (incoming.url?.startsWith(MARKER_PATH)) {
+      answers.push({ method: incoming.method ?? '', path: incoming.url, status: 204, marker: decodeURIComponent(incoming.url.slice(MARKER_PATH.length)) });
+      outgoing.writeHead(204).end();
+      return;
+    }
     const forwarded = httpRequest(
       { host: upstream.hostname, port: upstream.port, method: incoming.method, path: incoming.url, headers: incoming.headers },
       (answer) => {
@@ -60,6 +70,20 @@ export async function recordingProxy(target: string): Promise<RecordingProxy> {
       return taken;
     },
   };
+}
+
+/** Answers split at their markers: for each marked program, the answers it got (the answers before the first marker are dropped). */
+export function answersByMarker(answers: readonly RecordedAnswer[]): Map<string, RecordedAnswer[]> {
+  const byMarker = new Map<string, RecordedAnswer[]>();
+  let current: RecordedAnswer[] | undefined;
+  for (const answer of answers) {
+    if (answer.marker === undefined) current?.push(answer);
+    else {
+      current = [];
+      byMarker.set(answer.marker, current);
+    }
+  }
+  return byMarker;
 }
 
 function errorCodeOf(body: string): string | undefined {
