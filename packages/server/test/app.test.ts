@@ -228,6 +228,8 @@ describe('errors in the interface format', () => {
         const response = await (authorization ? call.set('Authorization', authorization) : call).send(body);
         expectError(response, 401, 'INVALID_CLIENT');
         expect(response.headers['www-authenticate']).toMatch(/^Basic /);
+        // Answered before its body was read: the connection closes, so a body that never comes holds nothing open.
+        expect(response.headers.connection).toBe('close');
       }
     }
     // Authenticated, the body is judged: the same bodies get their own refusals.

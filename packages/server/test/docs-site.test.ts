@@ -46,6 +46,26 @@ describe('the docs site', () => {
     expect(html).toContain('(/openapi.json)');
   });
 
+  it('links every operation to the console beside it, which is Swagger UI and its own files, nothing from the network, under a policy of its own', async () => {
+    const html = fs.readFileSync(indexFile, 'utf8');
+    expect(html.match(/Try it in the console\]\(console\/\?operation=[\w.]+\)/g)).toHaveLength(Object.values(operationTable).length);
+    const consoleDir = path.join(docsSiteDir, 'console');
+    for (const file of ['index.html', 'console.js', 'console.css', 'swagger-ui-bundle.js', 'swagger-ui.css', 'LICENSE', 'NOTICE']) {
+      expect(fs.existsSync(path.join(consoleDir, file))).toBe(true);
+    }
+    const page = fs.readFileSync(path.join(consoleDir, 'index.html'), 'utf8');
+    expect(page.match(/<(?:script|link)[^>]+(?:src|href)="(?:https?:)?\/\/[^"]+"/g)).toBeNull();
+    // Its scripts are files: the policy needs no hash and no 'unsafe-inline' for scripts.
+    expect(page.match(/<script(?![^>]*\ssrc=)[^>]*>/g)).toBeNull();
+    const response = await request(app).get('/docs/console/');
+    expect(response.status).toBe(200);
+    expect(response.text).toBe(page);
+    expect(response.headers['content-security-policy']).toBe(
+      "default-src 'none';script-src 'self';style-src 'self' 'unsafe-inline';img-src 'self' data:;font-src 'self' data:;connect-src 'self';base-uri 'none';form-action 'none';frame-ancestors 'none'",
+    );
+    expect((await request(app).get('/docs/console/swagger-ui-bundle.js')).status).toBe(200);
+  });
+
   it('is served at /docs', async () => {
     const response = await request(app).get('/docs/');
     expect(response.status).toBe(200);

@@ -25,13 +25,21 @@ const authenticated = new WeakMap<Request, App>();
 export const authenticatedClientOf = (req: Request): App | undefined => authenticated.get(req);
 
 export function clientAuthenticationFirst(services: Services): RequestHandler {
-  return (req: Request, _res: Response, next: NextFunction) => {
+  return (req: Request, res: Response, next: NextFunction) => {
     const path = pathTemplateOf(req.path, PATHS);
     const method = req.method.toLowerCase();
     if (path === undefined || !CLIENT_OPERATIONS.some((operation) => operation.path === path && operation.method === method)) return next();
-    authenticateBasic(services, req.headers.authorization).then((client) => {
-      authenticated.set(req, client);
-      next();
-    }, next);
+    authenticateBasic(services, req.headers.authorization).then(
+      (client) => {
+        authenticated.set(req, client);
+        next();
+      },
+      (refusal: unknown) => {
+        // Answered before the body was read: the connection closes after the answer (RFC 9112 §9.6), so that
+        // a body that never comes cannot keep it, or the server's stop, waiting.
+        res.set('Connection', 'close');
+        next(refusal);
+      },
+    );
   };
 }

@@ -22,9 +22,12 @@ export interface DemoStart extends DemoSeed {
   readonly tokens: TokenResponse;
 }
 
-/** Only when SEED_DEMO asks (never in production): on an empty database, the demo store, owner and app, installed. */
-export async function seedDemoStore(services: Services): Promise<DemoStart | undefined> {
-  const demo = await seedDemo(services);
+/**
+ * Only when SEED_DEMO asks (never in production): on an empty database, the demo store, owner and app, installed; the app takes the
+ * docs console's sign-in at each of `bases`, the addresses the service answers at.
+ */
+export async function seedDemoStore(services: Services, bases: readonly string[]): Promise<DemoStart | undefined> {
+  const demo = await seedDemo(services, bases);
   if (!demo) return undefined;
   const tokens = await installDirectly(services, {
     storeId: demo.store.id,
