@@ -3,6 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { OpenApiDocument } from './bundle';
 import { redocly } from './bundle';
+import { readGuidePages } from './guides';
+import { buildMachineDocs } from './llms';
 import { locations, repoRoot } from './paths';
 
 /** The Redoc badge's logo, drawn inline instead of fetched from Redocly's CDN. */
@@ -79,8 +81,9 @@ export function buildConsole(siteDir: string = path.dirname(locations.docsSite))
 
 /**
  * Builds docs/site/index.html from the bundled spec with the Redoc scripts inlined, so the page
- * works with no network, from the server's /docs and straight from disk (file://); and the console
- * beside it (docs/site/console), which calls the service it is served by.
+ * works with no network, from the server's /docs and straight from disk (file://); beside it the
+ * console (docs/site/console), which calls the service it is served by, and the docs for machines
+ * (llms.txt, llms-full.txt and the pages as Markdown in docs/site/guides).
  */
 export function buildDocsSite(): { file: string; bytes: number } {
   fs.mkdirSync(path.dirname(locations.docsSite), { recursive: true });
@@ -90,6 +93,7 @@ export function buildDocsSite(): { file: string; bytes: number } {
     const bundled = JSON.parse(fs.readFileSync(locations.bundledSpec, 'utf8')) as OpenApiDocument;
     fs.writeFileSync(forTheSite, JSON.stringify(withConsoleLinks(bundled)));
     redocly(['build-docs', forTheSite, '--output', locations.docsSite, '--inlineBundle', '--title', 'Store Management Service API']);
+    buildMachineDocs(path.dirname(locations.docsSite), bundled, readGuidePages());
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });
   }

@@ -85,6 +85,8 @@ export function createApp({ config, services, handlers = generatedHandlers, logg
   // Before everything that may answer for an operation, so that every answer names its date version.
   app.use(apiVersionSelection(services));
   app.use('/docs', docsSite());
+  // llms.txt is looked for at the root (llmstxt.org); it is the docs site's, beside its pages.
+  app.get('/llms.txt', (_req: Request, res: Response) => res.redirect(301, '/docs/llms.txt'));
   app.get('/openapi.json', specDocument());
   app.use('/dashboard', dashboardRouter(services));
   // The OAuth endpoints that authenticate the client judge it before the body (RFC 6749 §5.2).

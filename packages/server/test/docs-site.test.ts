@@ -66,6 +66,31 @@ describe('the docs site', () => {
     expect((await request(app).get('/docs/console/swagger-ui-bundle.js')).status).toBe(200);
   });
 
+  it('has its docs for machines beside it: llms.txt linking every page as plain Markdown, and llms-full.txt, served at /docs and /llms.txt', async () => {
+    const llms = fs.readFileSync(path.join(docsSiteDir, 'llms.txt'), 'utf8');
+    expect(llms).toMatch(/^# Store Management Service\n\n> .+ Date version 2026-10-15\.\n/);
+    expect(llms).toMatch(/^## Guides$/m);
+    const links = [...llms.matchAll(/^- \[([^\]]+)\]\((guides\/[\w-]+\.md)\): \S/gm)].map((match) => ({ title: match[1] as string, file: match[2] as string }));
+    expect(links.map((link) => link.title)).toEqual(expect.arrayContaining([...GUIDE_TITLES, '@svc/client']));
+    const full = fs.readFileSync(path.join(docsSiteDir, 'llms-full.txt'), 'utf8');
+    for (const { title, file } of links) {
+      const page = fs.readFileSync(path.join(docsSiteDir, file), 'utf8');
+      expect(page.startsWith(`# ${title}\n\n`)).toBe(true);
+      expect(full).toContain(page);
+      // Links between the pages are to the Markdown files beside them, none to the site's sections or the repository.
+      expect(page).not.toMatch(/\]\(#\/|\]\(\.\.\//);
+      for (const [, target] of page.matchAll(/\]\(([\w-]+\.md)[)#]/g)) expect(fs.existsSync(path.join(docsSiteDir, 'guides', target as string))).toBe(true);
+    }
+    const served = await request(app).get('/docs/llms.txt');
+    expect(served.status).toBe(200);
+    expect(served.headers['content-type']).toMatch(/^text\/plain/);
+    expect(served.text).toBe(llms);
+    const markdown = await request(app).get('/docs/guides/getting-started.md');
+    expect(markdown.headers['content-type']).toMatch(/^text\/markdown/);
+    const root = await request(app).get('/llms.txt');
+    expect([root.status, root.headers.location]).toEqual([301, '/docs/llms.txt']);
+  });
+
   it('is served at /docs', async () => {
     const response = await request(app).get('/docs/');
     expect(response.status).toBe(200);
