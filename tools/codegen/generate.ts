@@ -1,21 +1,22 @@
 /**
  * `pnpm generate`: spec/ → packages/contract (bundle, types, operation table, scope catalogue, event catalogue, date versions), the
  * server's handler types and registry, the client's types, stubs for operations without a handler,
- * docs/deploy.md's table of settings, the versions guide's table of date versions, and docs/site. The bundle also carries the guides (docs/guides/, CHANGELOG.md) and a curl and a
- * TypeScript sample on every operation, which the docs site shows.
+ * docs/deploy.md's table of settings, the versions guide's table of date versions, and docs/site. The bundle also carries the guides (docs/guides/, CHANGELOG.md) and samples
+ * in curl, TypeScript, Python, PHP and Go on every operation, which the docs site shows as tabs.
  * `pnpm generate:check`: fails when the committed generated files are out of step with spec/.
  * `pnpm docs`: rebuilds docs/site from the committed bundled spec only, and the SDK reference (TypeDoc) in docs/site/sdk.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { bundleSpec, bundleText } from './bundle';
+import { readReleasedDocuments, withChangelogDiffs } from './changelog-diffs';
 import { buildDocsSite } from './docs-site';
 import { clientTypes, contractOperations, contractScopes, contractTypes, handlerFileOf, handlerStub, serverRegistry } from './emit';
 import { contractEvents, readEventCatalogue, readFieldScopes, withEventScopeTable } from './events';
 import { readGuidePages, withGuides } from './guides';
 import { buildOperationTable } from './operation-table';
 import { locations, repoRoot } from './paths';
-import { withCodeSamples } from './samples';
+import { withCodeSamples } from './sample-code';
 import { readScopeCatalogue, withScopeDependencyTable } from './scopes';
 import { buildSdkReference } from './sdk-reference';
 import { deployGuide, withSettingsTable } from './settings-table';
@@ -28,9 +29,16 @@ async function generatedFiles(): Promise<{ files: Map<string, string>; table: Re
   const versions = readVersionRegistry(String((bundled.info as { version?: unknown } | undefined)?.version));
   // The site shows the versions guide with the table as the registry has it, even before the file is written.
   const versionsGuide = withVersionsTable(fs.readFileSync(locations.versionsGuide, 'utf8'), versions);
+  // Each version's entry opens with the gate's diff against the previous release.
+  const changelog = withChangelogDiffs(fs.readFileSync(locations.changelog, 'utf8'), versions, readReleasedDocuments(versions));
   const document = withGuides(
     withCodeSamples(withEventScopeTable(withScopeDependencyTable(bundled, scopes), events)),
-    readGuidePages(new Map([[locations.versionsGuide, versionsGuide]])),
+    readGuidePages(
+      new Map([
+        [locations.versionsGuide, versionsGuide],
+        [locations.changelog, changelog],
+      ]),
+    ),
   );
   const table = buildOperationTable(document);
   const files = new Map<string, string>([
@@ -46,6 +54,8 @@ async function generatedFiles(): Promise<{ files: Map<string, string>; table: Re
     [deployGuide, withSettingsTable(fs.readFileSync(deployGuide, 'utf8'))],
     // The versions guide's table, from spec/versions.yaml.
     [locations.versionsGuide, versionsGuide],
+    // The changelog's diff of each version against the previous release, from spec/released/.
+    [locations.changelog, changelog],
   ]);
   return { files, table };
 }

@@ -95,17 +95,18 @@ export function readGuidePages(texts: ReadonlyMap<string, string> = new Map()): 
 export const sectionHref = (address: string) => `#/${address}`;
 
 /**
- * Rewrites the page's repository links for the site: a link to a page of the site becomes a link to
- * its section; a link to any other file (source, folders) becomes that file's path as code, since
- * the site ships without the repository. Addresses (with a scheme, absolute, fragments) stay.
+ * Rewrites the page's repository links for where it is published: a link to another published page
+ * goes where `hrefOf` says that page is; a link to any other file (source, folders) becomes that
+ * file's path as code, since the site ships without the repository. Addresses (with a scheme,
+ * absolute, fragments) stay.
  */
-function forTheSite(page: GuidePage, pages: readonly GuidePage[]): string {
+export function withPublishedLinks(page: GuidePage, pages: readonly GuidePage[], hrefOf: (other: GuidePage) => string): string {
   return page.body.replace(MARKDOWN_LINK, (link, text: string, target: string) => {
     const linked = repositoryTarget(page.file, target);
     if (!linked) return link;
     const other = pages.find((candidate) => candidate.file === linked.file);
-    // Redoc's address of a heading (`#/paging/1.-the-first-page`) is not GitHub's (`#1-the-first-page`): such a link goes to the section.
-    if (other) return `[${text}](${sectionHref(other.address)})`;
+    // The site's address of a heading (`#/paging/1.-the-first-page`) is not GitHub's (`#1-the-first-page`): such a link goes to the page.
+    if (other) return `[${text}](${hrefOf(other)})`;
     if (!fs.existsSync(linked.file)) throw new Error(`${display(page.file)} links to ${target}, which does not exist.`);
     const named = display(linked.file);
     // A link whose text is the path already says it: the text stays, without the link.
@@ -131,7 +132,7 @@ export function withGuides(document: OpenApiDocument, pages: readonly GuidePage[
   const guideTag = (page: GuidePage): Tag => ({
     name: page.address,
     'x-displayName': page.title,
-    description: forTheSite(page, pages),
+    description: withPublishedLinks(page, pages, (other) => sectionHref(other.address)),
     'x-traitTag': true,
   });
   const groups = (['Guides', 'Further reading'] as const)

@@ -23,7 +23,13 @@ const INPUT_FILES = ['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml', 't
 const NOT_INPUTS = new Set(['node_modules', 'dist', 'test', '.git']);
 
 /** What the build writes, the files a start needs: missing, the build runs whatever the note says. */
-const OUTPUTS = ['packages/server/dist/main.js', 'packages/server/dist/svc.js', 'docs/site/index.html', 'docs/site/sdk/index.html'];
+const OUTPUTS = [
+  'packages/server/dist/main.js',
+  'packages/server/dist/svc.js',
+  'docs/site/index.html',
+  'docs/site/sdk/index.html',
+  'docs/site/console/index.html',
+];
 
 /** Where the note is kept: beside the installed packages, which a fresh clone does not have either. */
 const notePath = (root) => path.join(root, 'node_modules', '.cache', 'svc-build', 'inputs.sha256');

@@ -7,6 +7,7 @@ import { seedProducts } from '@svc/server/test/support/catalog-products';
 import { testDatabases } from '@svc/server/test/support/databases';
 import { createTestStore, fullAccess, suiteHarness } from '@svc/server/test/support/harness';
 import type { Listening } from '@svc/server/test/support/listen';
+import { whilePacking } from '@svc/server/test/support/pack-lock';
 import { serve } from './support';
 
 /**
@@ -89,8 +90,11 @@ const tsc = (dir: string) => run(path.join(project, 'node_modules', '.bin', 'tsc
 beforeAll(async () => {
   project = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-consumer-'));
   const tarballs = path.join(project, 'tarballs');
-  await Promise.all(
-    ['contract', 'client'].map((name) => run('npx', ['-y', 'pnpm@10', 'pack', '--pack-destination', tarballs], { cwd: path.join(packagesDir, name) })),
+  // One pack of a package at a time across test files: another test packs them too (support/pack-lock).
+  await whilePacking(() =>
+    Promise.all(
+      ['contract', 'client'].map((name) => run('npx', ['-y', 'pnpm@10', 'pack', '--pack-destination', tarballs], { cwd: path.join(packagesDir, name) })),
+    ),
   );
   const tarball = (name: string) => `file:tarballs/${fs.readdirSync(tarballs).find((file) => file.startsWith(`svc-${name}-`))}`;
   fs.writeFileSync(

@@ -8,6 +8,7 @@ import { bundledSpecPath, docsSiteDir } from './core/paths';
 import { dashboardRouter } from './dashboard/router';
 import { handlers as generatedHandlers } from './generated/registry';
 import { apiVersionSelection } from './http/api-version';
+import { clientAuthenticationFirst } from './http/client-first';
 import { corsPolicy } from './http/cors';
 import { requireDocumentedStatuses } from './http/documented-statuses';
 import { type ErrorSurface, errorBody, toApiError } from './http/error-mapper';
@@ -84,8 +85,12 @@ export function createApp({ config, services, handlers = generatedHandlers, logg
   // Before everything that may answer for an operation, so that every answer names its date version.
   app.use(apiVersionSelection(services));
   app.use('/docs', docsSite());
+  // llms.txt is looked for at the root (llmstxt.org); it is the docs site's, beside its pages.
+  app.get('/llms.txt', (_req: Request, res: Response) => res.redirect(301, '/docs/llms.txt'));
   app.get('/openapi.json', specDocument());
   app.use('/dashboard', dashboardRouter(services));
+  // The OAuth endpoints that authenticate the client judge it before the body (RFC 6749 §5.2).
+  app.use(clientAuthenticationFirst(services));
   // Body parsing, the NUL guard and spec validation run as one layer (see inSeries).
   app.use(
     inSeries([
@@ -112,6 +117,8 @@ export function createApp({ config, services, handlers = generatedHandlers, logg
     const apiError = toApiError(error, surface, config.exposeInternalErrors, {
       query: req.query as Record<string, unknown>,
       filters: operationEntryOf(req)?.filters ?? [],
+      method: req.method,
+      path: req.path,
     });
     const requestId = requestIdOf(res);
     noteErrorAnswer(res, apiError.code, error);

@@ -102,10 +102,11 @@ export async function startServer(config: Config, tracing?: StartedTracing): Pro
   });
   const { database } = assembled;
   const services = await assembled.services();
-  const demo = config.seedDemo ? await seedDemoStore(services) : undefined;
   const app = createApp({ config, services, logger });
   const listening = await listen(app, config.port, config.shutdown.timeoutMs);
   const base = `http://localhost:${listening.port}`;
+  // Seeded once the port is known (PORT=0 picks one): the demo app's redirect URLs name the docs console's address.
+  const demo = config.seedDemo ? await seedDemoStore(services, [base, ...(/:0$/.test(config.publicUrl) ? [] : [config.publicUrl])]) : undefined;
   if (isClusterWorker()) {
     logger.info({ port: listening.port }, `Server process ${process.pid} listening`);
     announceListening(listening.port);

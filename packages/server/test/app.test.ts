@@ -4,7 +4,16 @@ import { handlers } from '../src/generated/registry';
 import { isNotImplemented } from '../src/http/handler';
 import { testDatabases } from './support/databases';
 import { exampleRequest } from './support/example-requests';
-import { type AppFixture, createTestStore, fullAccess, type Harness, suiteHarness } from './support/harness';
+import {
+  type AppFixture,
+  createTestApp,
+  createTestStore,
+  fullAccess,
+  type Harness,
+  installWithTokens,
+  type StoreFixture,
+  suiteHarness,
+} from './support/harness';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const STORE = '/stores/5c9f1e2d-3b4a-4c6d-8e7f-9a0b1c2d3e4f/v1';
@@ -15,10 +24,11 @@ let app: Harness['app'];
 let client: AppFixture;
 let accessToken = '';
 let storeId = '';
+let store: StoreFixture;
 
 beforeAll(async () => {
   app = h.app;
-  const store = await createTestStore(h);
+  store = await createTestStore(h);
   storeId = store.store.id;
   const access = await fullAccess(h, store);
   client = access.client;
@@ -77,6 +87,26 @@ describe('errors in the interface format', () => {
     expectError(await request(app).put(`${STORE}/products`).send({}), 405, 'METHOD_NOT_ALLOWED');
   });
 
+  it('a 405 carries Allow (RFC 9110) and names the operations of the path, and those below it that take the method', async () => {
+    const response = await request(app)
+      .patch(`/stores/${storeId}/v1/products/42`)
+      .set('Authorization', `Bearer ${accessToken}`)
+      .send({ description: 'Aged oud.' });
+    const error = expectError(response, 405, 'METHOD_NOT_ALLOWED') as { message: string; allowed_methods?: string[] };
+    const onPath = (Object.values(operationTable) as OperationEntry[]).filter((entry) => entry.path === '/stores/{storeId}/v1/products/{id}');
+    const methods = onPath.map((entry) => entry.method.toUpperCase());
+    expect(methods.length).toBeGreaterThan(0);
+    expect(response.headers.allow).toBe(methods.join(', '));
+    expect(error.allowed_methods).toEqual(methods);
+    for (const entry of onPath) expect(error.message).toContain(entry.operationId);
+    expect(error.message).toContain('/stores/{storeId}/v1/products/{id} does not take PATCH');
+    expect(error.message).toContain('…/content (products.content)');
+    // At /oauth too, and for a path without a parameter.
+    const oauth = await request(app).get('/oauth/token');
+    expect(oauth.headers.allow).toBe('POST');
+    expect(expectError(oauth, 405, 'METHOD_NOT_ALLOWED').message).toBe('/oauth/token does not take GET: it takes POST (oauth.token).');
+  });
+
   it('a malformed store id is 400 VALIDATION_FAILED with a detail for the path', async () => {
     const error = expectError(await request(app).get('/stores/not-a-uuid/v1/products'), 400, 'VALIDATION_FAILED');
     expect(error.details).toEqual(expect.arrayContaining([expect.objectContaining({ location: 'path', field: 'storeId' })]));
@@ -106,7 +136,37 @@ describe('errors in the interface format', () => {
   });
 
   it('a POST without Idempotency-Key is 400 IDEMPOTENCY_KEY_REQUIRED', async () => {
-    expectError(await request(app).post(`${STORE}/products`).send({ name: 'Oud', product_kind: 'physical' }), 400, 'IDEMPOTENCY_KEY_REQUIRED');
+    const error = expectError(await request(app).post(`${STORE}/products`).send({ name: 'Oud', product_kind: 'physical' }), 400, 'IDEMPOTENCY_KEY_REQUIRED');
+    expect(error.message).toBe('This request needs an Idempotency-Key header.');
+  });
+
+  it('an empty Idempotency-Key (a key command that failed in the shell) is 400 IDEMPOTENCY_KEY_REQUIRED that says it is empty', async () => {
+    for (const key of ['', '   ']) {
+      const response = await request(app)
+        .post(`/stores/${storeId}/v1/products`)
+        .set('Authorization', `Bearer ${accessToken}`)
+        .set('Idempotency-Key', key)
+        .send({ name: 'Oud', product_kind: 'physical' });
+      const error = expectError(response, 400, 'IDEMPOTENCY_KEY_REQUIRED');
+      expect(error.message).toBe('The Idempotency-Key header is empty: send 1 to 128 characters of your own, one key per intended change (a UUID will do).');
+      expect(error.details).toEqual([{ location: 'header', field: 'Idempotency-Key', message: 'is empty' }]);
+    }
+  });
+
+  it('a 403 INSUFFICIENT_SCOPE names the scope and how the app asks the store’s owner for it', async () => {
+    const reader = await createTestApp(h, { required: ['products:read'], optional: [] });
+    const tokens = await installWithTokens(h, store, reader, ['products:read']);
+    const response = await request(app)
+      .post(`/stores/${storeId}/v1/products`)
+      .set('Authorization', `Bearer ${tokens.access_token}`)
+      .set('Idempotency-Key', 'k-scope')
+      .send({ name: 'Oud', product_kind: 'physical' });
+    const error = expectError(response, 403, 'INSUFFICIENT_SCOPE') as { message: string; required_scopes?: string[] };
+    expect(error.required_scopes).toEqual(['products:write']);
+    expect(error.message).toBe(
+      "This operation needs the scope products:write, which the installation's grant does not hold. The app gets it by sending the store's owner to /oauth/authorize with the scope in scope (its app version must list it); the owner's approval adds it to the grant, and the next token pair holds it.",
+    );
+    expect(response.headers['www-authenticate']).toContain('scope="products:write"');
   });
 
   it('an Idempotency-Key over 128 characters is 400 VALIDATION_FAILED', async () => {
@@ -136,7 +196,7 @@ describe('errors in the interface format', () => {
     const big = { name: 'Oud', product_kind: 'physical', description: 'x'.repeat(70000) };
     expectError(await request(app).post(`${STORE}/products`).set('Idempotency-Key', 'k-4').send(big), 413, 'PAYLOAD_TOO_LARGE');
     const form = `grant_type=refresh_token&refresh_token=${'a'.repeat(70000)}`;
-    expectError(await request(app).post('/oauth/token').type('form').send(form), 413, 'PAYLOAD_TOO_LARGE');
+    expectError(await request(app).post('/oauth/token').set('Authorization', client.basic).type('form').send(form), 413, 'PAYLOAD_TOO_LARGE');
   });
 
   it('a body that is not JSON is 415 UNSUPPORTED_MEDIA_TYPE', async () => {
@@ -145,12 +205,43 @@ describe('errors in the interface format', () => {
   });
 
   it('OAuth endpoints report malformed requests as INVALID_REQUEST', async () => {
-    const response = await request(app).post('/oauth/token').send({ grant_type: 'refresh_token', client_secret: 'svc_cs_x' });
+    const response = await request(app)
+      .post('/oauth/token')
+      .set('Authorization', client.basic)
+      .send({ grant_type: 'refresh_token', client_secret: 'svc_cs_x' });
     expectError(response, 400, 'INVALID_REQUEST');
   });
 
+  it('at the OAuth endpoints that authenticate the client, its authentication is judged before the body (RFC 6749 §5.2)', async () => {
+    const wrong = `Basic ${Buffer.from(`${client.app.id}:svc_cs_${'x'.repeat(43)}`).toString('base64')}`;
+    const bodies: Array<[string, object]> = [
+      ['/oauth/token', { grant_type: 'client_credentials' }],
+      ['/oauth/token', { grant_type: 'refresh_token', refresh_token: 'svc_at_abcdefgh', colour: 'red' }],
+      ['/oauth/token', { grant_type: 'refresh_token', client_id: client.app.id, client_secret: client.clientSecret }],
+      ['/oauth/revoke', { token: 'x'.repeat(5000) }],
+      ['/oauth/introspect', {}],
+      ['/oauth/operations/lookup', { grant_type: 'password' }],
+    ];
+    for (const [path, body] of bodies) {
+      for (const authorization of [undefined, wrong]) {
+        const call = request(app).post(path);
+        const response = await (authorization ? call.set('Authorization', authorization) : call).send(body);
+        expectError(response, 401, 'INVALID_CLIENT');
+        expect(response.headers['www-authenticate']).toMatch(/^Basic /);
+        // Answered before its body was read: the connection closes, so a body that never comes holds nothing open.
+        expect(response.headers.connection).toBe('close');
+      }
+    }
+    // Authenticated, the body is judged: the same bodies get their own refusals.
+    expectError(
+      await request(app).post('/oauth/token').set('Authorization', client.basic).send({ grant_type: 'client_credentials' }),
+      400,
+      'INVALID_GRANT_TYPE',
+    );
+  });
+
   it('at the token endpoint, an unknown grant_type is INVALID_GRANT_TYPE', async () => {
-    const response = await request(app).post('/oauth/token').type('form').send('grant_type=client_credentials');
+    const response = await request(app).post('/oauth/token').set('Authorization', client.basic).type('form').send('grant_type=client_credentials');
     expectError(response, 400, 'INVALID_GRANT_TYPE');
     expect(response.headers['cache-control']).toBe('no-store');
   });
@@ -162,12 +253,12 @@ describe('errors in the interface format', () => {
     ],
     ['a refresh token without the svc_rt_ prefix', { grant_type: 'refresh_token', refresh_token: 'svc_at_abcdefgh' }],
   ])('at the token endpoint, %s is INVALID_GRANT', async (_case, body) => {
-    expectError(await request(app).post('/oauth/token').send(body), 400, 'INVALID_GRANT');
+    expectError(await request(app).post('/oauth/token').set('Authorization', client.basic).send(body), 400, 'INVALID_GRANT');
   });
 
   it('at the token endpoint, a verifier shorter than 43 characters is INVALID_REQUEST', async () => {
     const body = { grant_type: 'authorization_code', code: 'svc_c_abc', redirect_uri: 'https://app.example.com/cb', code_verifier: 'v'.repeat(42) };
-    expectError(await request(app).post('/oauth/token').send(body), 400, 'INVALID_REQUEST');
+    expectError(await request(app).post('/oauth/token').set('Authorization', client.basic).send(body), 400, 'INVALID_REQUEST');
   });
 
   it('every response carries a fresh request id', async () => {

@@ -29,14 +29,66 @@ describe('the docs site', () => {
     expect(html).not.toMatch(/https:\/\/cdn\.redoc(ly)?\./);
   });
 
-  it('carries the guides, the changelog, a curl and a TypeScript sample on every operation, and the link to /openapi.json', () => {
+  it('carries the guides, the changelog, samples in curl, TypeScript, Python, PHP and Go on every operation, and the link to /openapi.json', () => {
     const html = fs.readFileSync(indexFile, 'utf8');
     for (const title of GUIDE_TITLES) expect(html).toContain(JSON.stringify(title));
     expect(html).toContain('"x-traitTag":true');
     const operations = Object.values(operationTable).length;
-    expect(html.match(/"lang":"Shell","label":"curl"/g)).toHaveLength(operations);
-    expect(html.match(/"lang":"TypeScript","label":"@svc\/client"/g)).toHaveLength(operations);
+    for (const [lang, label] of [
+      ['Shell', 'curl'],
+      ['TypeScript', 'TypeScript'],
+      ['Python', 'Python'],
+      ['PHP', 'PHP'],
+      ['Go', 'Go'],
+    ]) {
+      expect(html.match(new RegExp(`"lang":"${lang}","label":"${label}"`, 'g'))).toHaveLength(operations);
+    }
     expect(html).toContain('(/openapi.json)');
+  });
+
+  it('links every operation to the console beside it, which is Swagger UI and its own files, nothing from the network, under a policy of its own', async () => {
+    const html = fs.readFileSync(indexFile, 'utf8');
+    expect(html.match(/Try it in the console\]\(console\/\?operation=[\w.]+\)/g)).toHaveLength(Object.values(operationTable).length);
+    const consoleDir = path.join(docsSiteDir, 'console');
+    for (const file of ['index.html', 'console.js', 'console.css', 'swagger-ui-bundle.js', 'swagger-ui.css', 'LICENSE', 'NOTICE']) {
+      expect(fs.existsSync(path.join(consoleDir, file))).toBe(true);
+    }
+    const page = fs.readFileSync(path.join(consoleDir, 'index.html'), 'utf8');
+    expect(page.match(/<(?:script|link)[^>]+(?:src|href)="(?:https?:)?\/\/[^"]+"/g)).toBeNull();
+    // Its scripts are files: the policy needs no hash and no 'unsafe-inline' for scripts.
+    expect(page.match(/<script(?![^>]*\ssrc=)[^>]*>/g)).toBeNull();
+    const response = await request(app).get('/docs/console/');
+    expect(response.status).toBe(200);
+    expect(response.text).toBe(page);
+    expect(response.headers['content-security-policy']).toBe(
+      "default-src 'none';script-src 'self';style-src 'self' 'unsafe-inline';img-src 'self' data:;font-src 'self' data:;connect-src 'self';base-uri 'none';form-action 'none';frame-ancestors 'none'",
+    );
+    expect((await request(app).get('/docs/console/swagger-ui-bundle.js')).status).toBe(200);
+  });
+
+  it('has its docs for machines beside it: llms.txt linking every page as plain Markdown, and llms-full.txt, served at /docs and /llms.txt', async () => {
+    const llms = fs.readFileSync(path.join(docsSiteDir, 'llms.txt'), 'utf8');
+    expect(llms).toMatch(/^# Store Management Service\n\n> .+ Date version 2026-10-15\.\n/);
+    expect(llms).toMatch(/^## Guides$/m);
+    const links = [...llms.matchAll(/^- \[([^\]]+)\]\((guides\/[\w-]+\.md)\): \S/gm)].map((match) => ({ title: match[1] as string, file: match[2] as string }));
+    expect(links.map((link) => link.title)).toEqual(expect.arrayContaining([...GUIDE_TITLES, '@svc/client']));
+    const full = fs.readFileSync(path.join(docsSiteDir, 'llms-full.txt'), 'utf8');
+    for (const { title, file } of links) {
+      const page = fs.readFileSync(path.join(docsSiteDir, file), 'utf8');
+      expect(page.startsWith(`# ${title}\n\n`)).toBe(true);
+      expect(full).toContain(page);
+      // Links between the pages are to the Markdown files beside them, none to the site's sections or the repository.
+      expect(page).not.toMatch(/\]\(#\/|\]\(\.\.\//);
+      for (const [, target] of page.matchAll(/\]\(([\w-]+\.md)[)#]/g)) expect(fs.existsSync(path.join(docsSiteDir, 'guides', target as string))).toBe(true);
+    }
+    const served = await request(app).get('/docs/llms.txt');
+    expect(served.status).toBe(200);
+    expect(served.headers['content-type']).toMatch(/^text\/plain/);
+    expect(served.text).toBe(llms);
+    const markdown = await request(app).get('/docs/guides/getting-started.md');
+    expect(markdown.headers['content-type']).toMatch(/^text\/markdown/);
+    const root = await request(app).get('/llms.txt');
+    expect([root.status, root.headers.location]).toEqual([301, '/docs/llms.txt']);
   });
 
   it('is served at /docs', async () => {
@@ -128,8 +180,20 @@ describeInChromium(BROWSER_SUITE, () => {
     await page.getByRole('heading', { name: /Store Management Service \(2026-10-15\)/ }).waitFor({ state: 'visible', timeout: 20000 });
     await page.getByText('Products', { exact: true }).first().click();
     await page.getByText('Create a product').first().waitFor({ state: 'visible', timeout: 10000 });
-    // In the content: the menu has a section of that name too (the SDK's README).
-    await page.locator('#api-content').getByText('@svc/client', { exact: true }).first().waitFor({ state: 'visible', timeout: 10000 });
+    // Each operation's samples, under a language picker (Redoc's form of the tabs), curl first.
+    let shown = 'curl';
+    for (const [language, line] of [
+      ['TypeScript', "import { createStoreClient } from '@svc/client';"],
+      ['Python', 'import requests'],
+      ['PHP', 'curl_setopt_array($curl, ['],
+      ['Go', '"net/http"'],
+      ['curl', 'curl -X GET'],
+    ] as const) {
+      await page.locator('#api-content').getByRole('button', { name: shown, exact: true }).first().click();
+      await page.getByRole('menuitem', { name: language }).first().click();
+      await page.locator('#api-content').getByText(line).first().waitFor({ state: 'visible', timeout: 10000 });
+      shown = language;
+    }
     await page.getByText('Getting started', { exact: true }).first().click();
     await page.getByRole('heading', { name: /Start the service/ }).waitFor({ state: 'visible', timeout: 10000 });
   }

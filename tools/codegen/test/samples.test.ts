@@ -5,7 +5,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { OpenApiDocument } from '../bundle';
 import { locations, repoRoot } from '../paths';
-import { curlSample, sampleRequests, typeScriptSample } from '../samples';
+import { codeSamplesOf, goSample, phpSample, pythonSample } from '../sample-code';
+import { type SampleRequest, sampleRequests } from '../samples';
 
 const document = JSON.parse(fs.readFileSync(locations.bundledSpec, 'utf8')) as OpenApiDocument;
 const requests = sampleRequests(document);
@@ -15,30 +16,81 @@ const samplesOf = (method: string, route: string): CodeSample[] =>
   (document.paths[route]?.[method] as { 'x-codeSamples'?: CodeSample[] } | undefined)?.['x-codeSamples'] ?? [];
 
 describe('the code samples of the bundled spec', () => {
-  it('are on every path operation, a curl and a TypeScript one, written from the operation’s sample request', () => {
+  it('are on every path operation, in curl, TypeScript, Python, PHP and Go, written from the operation’s sample request', () => {
     expect(requests.length).toBeGreaterThan(0);
     for (const request of requests) {
       const { method, path: route } = request.operation;
-      expect(samplesOf(method, route)).toEqual([
-        { lang: 'Shell', label: 'curl', source: curlSample(request) },
-        { lang: 'TypeScript', label: '@svc/client', source: typeScriptSample(request) },
+      expect(samplesOf(method, route)).toEqual(codeSamplesOf(request));
+      expect(samplesOf(method, route).map((sample) => [sample.lang, sample.label])).toEqual([
+        ['Shell', 'curl'],
+        ['TypeScript', 'TypeScript'],
+        ['Python', 'Python'],
+        ['PHP', 'PHP'],
+        ['Go', 'Go'],
       ]);
     }
   });
 
-  it('send what each operation requires: its token or client credentials, an Idempotency-Key, If-Match, a JSON body', () => {
+  it('send what each operation requires: its token or client credentials, an Idempotency-Key, an If-Match read first, a JSON body', () => {
     for (const { operation } of requests) {
-      const [curl, typeScript] = samplesOf(operation.method, operation.path).map((sample) => sample.source) as [string, string];
-      expect(curl.startsWith(`curl -X ${operation.method.toUpperCase()} "http://localhost:3000/`)).toBe(true);
-      expect(curl.includes('Authorization: Bearer $SVC_TOKEN')).toBe(operation.auth === 'bearer');
-      expect(curl.includes('-u "$CLIENT_ID:$CLIENT_SECRET"')).toBe(operation.auth === 'client');
-      expect(curl.includes('Idempotency-Key: $(uuidgen)')).toBe(operation.requiresIdempotencyKey);
-      expect(curl.includes('-H \'If-Match: "p1.')).toBe(operation.requiresIfMatch);
-      expect(curl.includes("-H 'Content-Type: application/json'")).toBe(operation.requestMediaTypes.length > 0);
+      const [curl, typeScript, python, php, go] = samplesOf(operation.method, operation.path).map((sample) => sample.source) as [
+        string,
+        string,
+        string,
+        string,
+        string,
+      ];
+      const bearer = operation.auth === 'bearer';
+      const client = operation.auth === 'client';
+      const json = operation.requestMediaTypes.length > 0;
+      expect(curl).toContain(`curl -X ${operation.method.toUpperCase()} "\${SVC_URL:-http://localhost:3000}/`);
+      expect(curl.includes('Authorization: Bearer $SVC_TOKEN')).toBe(bearer);
+      expect(curl.includes('-u "$CLIENT_ID:$CLIENT_SECRET"')).toBe(client);
+      expect(curl.includes(`Idempotency-Key: $(node -p 'crypto.randomUUID()')`)).toBe(operation.requiresIdempotencyKey);
+      expect(curl).not.toContain('uuidgen');
+      expect(curl.includes('-H "If-Match: $ETAG"')).toBe(operation.requiresIfMatch);
+      expect(curl.includes("-H 'Content-Type: application/json'")).toBe(json);
       expect(typeScript).toContain(`await client.${operation.method.toUpperCase()}('${operation.path}'`);
+      expect(typeScript).toContain("baseUrl: process.env.SVC_URL ?? 'http://localhost:3000'");
+      expect(typeScript.includes("'If-Match': current.headers.get('ETag')")).toBe(operation.requiresIfMatch);
       // The client makes the key: a sample that wrote one would teach reusing it.
       expect(typeScript).not.toContain('Idempotency-Key');
+      expect(python).toContain('base_url = os.environ.get("SVC_URL", "http://localhost:3000")');
+      expect(python).toContain(`response = requests.${operation.method}(`);
+      expect(python.includes("Bearer {os.environ['SVC_TOKEN']}")).toBe(bearer);
+      expect(python.includes('auth=(os.environ["CLIENT_ID"], os.environ["CLIENT_SECRET"])')).toBe(client);
+      expect(python.includes('"Idempotency-Key": str(uuid.uuid4())')).toBe(operation.requiresIdempotencyKey);
+      expect(python.includes('"If-Match": etag')).toBe(operation.requiresIfMatch);
+      expect(python.includes('json=')).toBe(json);
+      expect(php).toContain("$baseUrl = getenv('SVC_URL') ?: 'http://localhost:3000';");
+      expect(php).toContain(`CURLOPT_CUSTOMREQUEST => '${operation.method.toUpperCase()}'`);
+      expect(php.includes("getenv('SVC_TOKEN')")).toBe(bearer);
+      expect(php.includes("CURLOPT_USERPWD => getenv('CLIENT_ID') . ':' . getenv('CLIENT_SECRET')")).toBe(client);
+      expect(php.includes("'Idempotency-Key: ' . bin2hex(random_bytes(16))")).toBe(operation.requiresIdempotencyKey);
+      expect(php.includes("'If-Match: ' . $etag")).toBe(operation.requiresIfMatch);
+      expect(php.includes("'Content-Type: application/json'")).toBe(json);
+      expect(go).toContain(`http.NewRequest("${operation.method.toUpperCase()}", baseURL+`);
+      expect(go.includes('"Bearer "+os.Getenv("SVC_TOKEN")')).toBe(bearer);
+      expect(go.includes('req.SetBasicAuth(os.Getenv("CLIENT_ID"), os.Getenv("CLIENT_SECRET"))')).toBe(client);
+      expect(go.includes('req.Header.Set("Idempotency-Key", hex.EncodeToString(key))')).toBe(operation.requiresIdempotencyKey);
+      expect(go.includes('req.Header.Set("If-Match", current.Header.Get("ETag"))')).toBe(operation.requiresIfMatch);
+      expect(go.includes('req.Header.Set("Content-Type", "application/json")')).toBe(json);
     }
+  });
+
+  it('of an update read its ETag first, from the resource or the one it is part of', () => {
+    const etagOf = (operationId: string) => requests.find((request) => request.operation.operationId === operationId)?.etagFrom;
+    expect(etagOf('products.content')).toBe('/stores/{storeId}/v1/products/{id}');
+    expect(etagOf('categories.update')).toBe('/stores/{storeId}/v1/categories/{id}');
+    expect(etagOf('products.get')).toBeUndefined();
+  });
+
+  it('write a JSON body as each language’s literal: booleans, null, nested objects and lists, quotes', () => {
+    const request = { ...(requests.find((candidate) => candidate.operation.operationId === 'products.create') as SampleRequest) };
+    const body = { n: 'O\'s "b"', a: true, g: null, t: ['x'], e: {} };
+    expect(pythonSample({ ...request, body })).toContain('json={"n": "O\'s \\"b\\"", "a": True, "g": None, "t": ["x"], "e": {}},');
+    expect(phpSample({ ...request, body })).toContain("json_encode(['n' => 'O\\'s \"b\"', 'a' => true, 'g' => null, 't' => ['x'], 'e' => new stdClass()])");
+    expect(goSample({ ...request, body })).toContain('strings.NewReader(`{"n":"O\'s \\"b\\"","a":true,"g":null,"t":["x"],"e":{}}`)');
   });
 
   it('refuse to be made from an operation without examples: the generator names what is missing', () => {
@@ -56,41 +108,6 @@ describe('the code samples of the bundled spec', () => {
 
 const exec = promisify(execFile);
 
-/**
- * The TypeScript blocks of each guide as one module (a guide's blocks build on each other), after
- * declarations of what the guide leaves to the reader: their store, credentials, storage. Blocks
- * that import other packages than the SDK (the webhook receiver's framework) are left out.
- */
-function guideModules(): Array<{ name: string; source: string }> {
-  const readerOwns: Record<string, string> = {
-    storeId: 'string',
-    clientId: 'string',
-    clientSecret: 'string',
-    installationId: 'string',
-    code: 'string',
-    requestUrl: 'string',
-    id: 'string',
-    job: '{ id: string }',
-    client: 'ReaderStoreClient',
-    db: '{ saveTokens(installationId: string, tokens: ReaderStoredTokens): Promise<void>; loadTokens(installationId: string): Promise<ReaderStoredTokens | undefined> }',
-  };
-  return fs
-    .readdirSync(locations.guidesDir)
-    .filter((name) => name.endsWith('.md'))
-    .map((name) => {
-      const blocks = [...fs.readFileSync(path.join(locations.guidesDir, name), 'utf8').matchAll(/```ts\n([\s\S]*?)```/g)]
-        .map((match) => match[1] ?? '')
-        .filter((block) => [...block.matchAll(/from '([^']+)'/g)].every((imported) => imported[1] === '@svc/client'));
-      const body = blocks.join('\n');
-      const declared = Object.entries(readerOwns)
-        .filter(([variable]) => !new RegExp(`\\b(?:const|let)\\s+(?:\\{[^}]*\\b)?${variable}\\b`).test(body))
-        .map(([variable, type]) => `declare const ${variable}: ${type};`);
-      const prelude = `import type { StoreClient as ReaderStoreClient, StoredTokens as ReaderStoredTokens } from '@svc/client';\n${declared.join('\n')}\n`;
-      return { name: `guide-${name.replace(/\.md$/, '')}`, source: `${prelude}${body}\nexport {};\n` };
-    })
-    .filter((module) => module.source.includes('@svc/client'));
-}
-
 describe('the TypeScript samples', () => {
   let dir: string;
   beforeAll(() => {
@@ -98,12 +115,12 @@ describe('the TypeScript samples', () => {
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it('compile with tsc --strict against the client’s types, each as a module of its own, and so do the guides’', async () => {
-    const modules = [
-      ...requests.map(({ operation }) => ({ name: operation.operationId, source: `${samplesOf(operation.method, operation.path)[1]?.source ?? ''}\n` })),
-      ...guideModules(),
-    ];
-    expect(modules.filter((module) => module.name.startsWith('guide-'))).toHaveLength(9);
+  // The guides' TypeScript is compiled, and run, by packages/server/test/docs-guides.test.ts.
+  it('compile with tsc --strict against the client’s types, each as a module of its own', async () => {
+    const modules = requests.map(({ operation }) => ({
+      name: operation.operationId,
+      source: `${samplesOf(operation.method, operation.path)[1]?.source ?? ''}\n`,
+    }));
     const files = modules.map(({ name, source }) => {
       const file = path.join(dir, `${name}.ts`);
       fs.writeFileSync(file, source);

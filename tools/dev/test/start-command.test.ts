@@ -18,7 +18,7 @@ const repositoryRoot = path.resolve(__dirname, '..', '..', '..');
 function quickStartCommands(): string[] {
   const readme = fs.readFileSync(path.join(repositoryRoot, 'README.md'), 'utf8');
   const section = readme.slice(readme.indexOf('## Quick start'));
-  const block = /```[a-z]*\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+  const block = /```[^\n]*\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
   return block.split('\n').filter((line) => line.trim() !== '');
 }
 

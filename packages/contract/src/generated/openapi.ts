@@ -3426,6 +3426,16 @@ export type components = {
          */
         ErrorBody: {
             error: {
+                /**
+                 * @description With `METHOD_NOT_ALLOWED`, the methods the path takes, as its `Allow` header lists them
+                 *     (RFC 9110). The message names the path's operations, and those below it that take the
+                 *     method sent.
+                 * @example [
+                 *       "GET",
+                 *       "DELETE"
+                 *     ]
+                 */
+                allowed_methods?: string[];
                 code: components["schemas"]["ErrorCode"];
                 /** @description With `PRECONDITION_FAILED`, the resource's current `ETag`. */
                 current_etag?: string;
@@ -3451,9 +3461,11 @@ export type components = {
         /**
          * @description A stable, machine-readable error code. Branch on the code, never on the message.
          *
-         *     Store API: `UNAUTHENTICATED` (401), `INSUFFICIENT_SCOPE` (403), `STORE_NOT_FOUND`,
-         *     `NOT_FOUND`, `EVENT_EXPIRED` (404: an event past the 30 days events are kept), `METHOD_NOT_ALLOWED` (405), `VALIDATION_FAILED`, `INVALID_FILTER`,
-         *     `INVALID_CURSOR`, `CURSOR_EXPIRED`, `IDEMPOTENCY_KEY_REQUIRED` (400), `PRICE_REQUIRED`,
+         *     Store API: `UNAUTHENTICATED` (401), `INSUFFICIENT_SCOPE` (403: `required_scopes` names the
+         *     scopes, the message how the app asks the store's owner for one), `STORE_NOT_FOUND`,
+         *     `NOT_FOUND`, `EVENT_EXPIRED` (404: an event past the 30 days events are kept), `METHOD_NOT_ALLOWED` (405: with `Allow` and
+         *     `allowed_methods`, the message naming the path's operations), `VALIDATION_FAILED`, `INVALID_FILTER`,
+         *     `INVALID_CURSOR`, `CURSOR_EXPIRED`, `IDEMPOTENCY_KEY_REQUIRED` (400: no key, or an empty one, as the message says), `PRICE_REQUIRED`,
          *     `INSUFFICIENT_STOCK`, `CATEGORY_NAME_TAKEN`, `SLUG_TAKEN`,
          *     `SUBSCRIPTION_REVOKED`, `IDEMPOTENCY_KEY_IN_PROGRESS`, `ORDER_STATE_CONFLICT`,
          *     `CART_ALREADY_RECOVERED`, `COUPON_EXPIRED` (409), `PRECONDITION_FAILED` (412),
@@ -6562,7 +6574,13 @@ export type components = {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description The access token does not grant a scope the operation needs. */
+        /**
+         * @description The access token does not grant a scope the operation needs (`INSUFFICIENT_SCOPE`):
+         *     `required_scopes` lists the scopes of which any one would do, as `WWW-Authenticate` does, and
+         *     the message says how the app gets one: it sends the store's owner to `/oauth/authorize` with the
+         *     scope in `scope` (its app version must list the scope, required or optional); the owner's
+         *     approval adds it to the installation's grant, and the next token pair holds it.
+         */
         Forbidden: {
             headers: {
                 "API-Version": components["headers"]["API-Version"];

@@ -251,16 +251,22 @@ function principalOfRow(row: Readonly<TokenContextRow>): Principal {
   return principal;
 }
 
-function insufficientScope(needed: readonly string[]): ApiError {
-  return new ApiError('INSUFFICIENT_SCOPE', `This operation needs the scope ${needed.join(' ')}.`, { required_scopes: [...needed] });
+/** 403 INSUFFICIENT_SCOPE: which scopes (`any` of them, or `all`), and how the app gets one, the owner's consent (spec: Forbidden). */
+function insufficientScope(needed: readonly string[], which: 'any' | 'all'): ApiError {
+  const scopes = needed.length === 1 ? `the scope ${needed[0]}` : `${which === 'any' ? 'one of the scopes' : 'the scopes'} ${needed.join(', ')}`;
+  return new ApiError(
+    'INSUFFICIENT_SCOPE',
+    `This operation needs ${scopes}, which the installation's grant does not hold. The app gets it by sending the store's owner to /oauth/authorize with the scope in scope (its app version must list it); the owner's approval adds it to the grant, and the next token pair holds it.`,
+    { required_scopes: [...needed] },
+  );
 }
 
 /** 403 INSUFFICIENT_SCOPE unless the token holds one of the operation's alternatives, and the scopes of every field sent. */
 export function requireScopes(principal: Principal, entry: OperationEntry, body: unknown): void {
-  if (!satisfiesAny(principal.scopes, entry.scopes)) throw insufficientScope(entry.scopes.flat());
+  if (!satisfiesAny(principal.scopes, entry.scopes)) throw insufficientScope(entry.scopes.flat(), 'any');
   const fields = body && typeof body === 'object' ? Object.keys(body) : [];
   for (const field of fields) {
     const needed = ownValue(entry.fieldScopes, field);
-    if (needed && !needed.every((scope) => principal.scopes.has(scope))) throw insufficientScope(needed);
+    if (needed && !needed.every((scope) => principal.scopes.has(scope))) throw insufficientScope(needed, 'all');
   }
 }

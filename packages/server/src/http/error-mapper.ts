@@ -1,6 +1,7 @@
 import { ApiError, type ErrorBody, type ErrorCode, type ErrorDetail, isApiError } from '../core/errors';
 import { ownValue } from '../core/records';
 import { isDatabaseUnavailable } from '../db/availability';
+import { methodNotAllowed } from './allowed-methods';
 
 /** A validation problem as express-openapi-validator reports it (`/body/name`, `/query/limit`, ...). */
 interface ValidatorProblem {
@@ -51,6 +52,8 @@ export function toDetail(problem: ValidatorProblem): ErrorDetail {
 const isUnknownField = (p: ValidatorProblem) =>
   /^(additionalProperties|unevaluatedProperties)\./.test(p.errorCode ?? '') || /^Unknown query parameter/.test(p.message ?? '');
 const isMissingHeader = (name: string) => (p: ValidatorProblem) => p.path?.toLowerCase() === `/headers/${name}` && /^required\./.test(p.errorCode ?? '');
+/** Sent, but with nothing in it (HTTP trims the spaces around a value, so spaces alone are nothing too). */
+const isEmptyHeader = (name: string) => (p: ValidatorProblem) => p.path?.toLowerCase() === `/headers/${name}` && /^minLength\./.test(p.errorCode ?? '');
 
 const isBodyField = (field: string) => (p: ValidatorProblem) => p.path === `/body/${field}`;
 const hasWrongPrefix = (p: ValidatorProblem) => (isBodyField('code')(p) || isBodyField('refresh_token')(p)) && /^(pattern|minLength)\./.test(p.errorCode ?? '');
@@ -60,6 +63,9 @@ export interface QueryOfRequest {
   readonly query: Readonly<Record<string, unknown>>;
   /** The operation's `x-filter: true` query parameters (the operation table's `filters`). */
   readonly filters: readonly string[];
+  /** The request's method and path, which a 405 names. */
+  readonly method?: string;
+  readonly path?: string;
 }
 
 /**
@@ -103,6 +109,13 @@ function classifyRequestProblems(problems: ValidatorProblem[], surface: ErrorSur
   if (problems.some(isMissingHeader('idempotency-key'))) {
     return new ApiError('IDEMPOTENCY_KEY_REQUIRED', 'This request needs an Idempotency-Key header.');
   }
+  if (problems.some(isEmptyHeader('idempotency-key'))) {
+    return new ApiError(
+      'IDEMPOTENCY_KEY_REQUIRED',
+      'The Idempotency-Key header is empty: send 1 to 128 characters of your own, one key per intended change (a UUID will do).',
+      { details: [{ location: 'header', field: 'Idempotency-Key', message: 'is empty' }] },
+    );
+  }
   if (problems.some(isMissingHeader('if-match'))) {
     return new ApiError('PRECONDITION_REQUIRED', "This update needs an If-Match header with the resource's ETag.");
   }
@@ -128,6 +141,8 @@ function fromValidator(error: ValidatorError, surface: ErrorSurface, exposeInter
     415: ['UNSUPPORTED_MEDIA_TYPE', 'The body has a Content-Type this endpoint does not accept.'],
   };
   if (error.status === 400) return classifyRequestProblems(error.errors, surface, request);
+  const refusedMethod = error.status === 405 && request.method && request.path ? methodNotAllowed(request.method, request.path) : undefined;
+  if (refusedMethod) return refusedMethod;
   const known = ownValue(byStatus, String(error.status));
   if (known) return new ApiError(...known);
   return internal(error, exposeInternals);

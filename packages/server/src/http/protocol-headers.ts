@@ -11,7 +11,8 @@ const presentedBearer = (authorization: string | undefined) => /^Bearer +\S+ *$/
 
 /**
  * The protocol headers an error calls for, from its code and extras alone: `WWW-Authenticate` for
- * 401 and 403 (RFC 6750, RFC 7617), `Retry-After` for 429 and 503, and the current `ETag` with 412.
+ * 401 and 403 (RFC 6750, RFC 7617), `Retry-After` for 429 and 503, the current `ETag` with 412, and
+ * `Allow` with 405 (RFC 9110 §15.5.6).
  */
 export function errorHeaders(error: ApiError, request: { authorization?: string | undefined }): Record<string, string> {
   const headers: Record<string, string> = {};
@@ -30,6 +31,9 @@ export function errorHeaders(error: ApiError, request: { authorization?: string 
       break;
     case 'PRECONDITION_FAILED':
       if (extras.current_etag !== undefined) headers.ETag = extras.current_etag;
+      break;
+    case 'METHOD_NOT_ALLOWED':
+      if (extras.allowed_methods !== undefined) headers.Allow = extras.allowed_methods.join(', ');
       break;
     default:
       break;

@@ -13,6 +13,7 @@ import { type Quota, type RateDecision, rateLimited } from '../services/rate-lim
 import { servedVersionOf, settleVersion } from './api-version';
 import { authenticateBearer, type Principal, requireScopes } from './bearer';
 import { refuseUnexpectedContent } from './bodyless';
+import { authenticatedClientOf } from './client-first';
 import type { Execution, FirstRead, FirstReadRequest, Handler, HandlerContext, Handlers, ServerKeys } from './handler';
 import { isReplayedError, REPLAYED_HEADER, requestHashOf, runIdempotently } from './idempotency';
 import { matchedOperation } from './matched-operation';
@@ -129,7 +130,7 @@ async function identify(
     return { principal, execution, ...(readAhead ? { readAhead } : {}) };
   }
   if (entry.auth === 'client') {
-    const client = await authenticateBasic(services, req.headers.authorization);
+    const client = authenticatedClientOf(req) ?? (await authenticateBasic(services, req.headers.authorization));
     noteCaller(res, { appId: client.id });
     settleVersion(services, res, { pinned: client.api_version });
     await spendQuota(services, res, services.quotas.client, client.id);

@@ -15,6 +15,7 @@ import { METADATA_PATH } from '../oauth/metadata';
  * - `/docs`: the Redoc page's own inline scripts and style elements by SHA-256 (see `docsHeaders`).
  * - `/docs/sdk`: the SDK's TypeDoc reference, whose scripts and stylesheets are files of its own
  *   (see `sdkReferencePolicy`).
+ * - `/docs/console`: the console, Swagger UI's files and its own (see `consolePolicy`).
  * - Server-rendered pages (the dashboard, the consent page) replace it with `pageHeaders`' policy.
  *
  * HSTS only in production and only on an answer that came over HTTPS (`req.secure`, which believes
@@ -56,7 +57,7 @@ export function securityHeaders({ hsts, docsSiteDir }: SecurityHeaderOptions): R
   const transportSecurity = helmet.strictTransportSecurity({ maxAge: HSTS_MAX_AGE_SECONDS, includeSubDomains: true });
   return (req: Request, res: Response, next: NextFunction) => {
     const publicDocument = req.path === '/openapi.json' || req.path === METADATA_PATH;
-    const headers = isUnder(req.path, '/docs') ? docs(isUnder(req.path, SDK_REFERENCE)) : publicDocument ? spec : json;
+    const headers = isUnder(req.path, '/docs') ? docs(docsPart(req.path)) : publicDocument ? spec : json;
     headers(req, res, (error?: unknown) => {
       if (error) return next(error);
       if (hsts && req.secure) return transportSecurity(req, res, next);
@@ -119,15 +120,17 @@ export function inlineHashesOf(html: string): InlineHashes {
  * The hashes are taken again when the site's HTML changes (`pnpm run docs` while the server runs), so
  * the policy follows the page without a restart.
  */
-function docsHeaders(siteDir: string): (sdkReference: boolean) => RequestHandler {
+function docsHeaders(siteDir: string): (part: DocsPart) => RequestHandler {
   // Each policy hashes its own pages: the Redoc page's stays exactly its own scripts.
-  const docsHashes = hashesFollowing(siteDir, (name) => !name.startsWith(`${SDK_REFERENCE_DIR}${path.sep}`));
+  const docsHashes = hashesFollowing(siteDir, (name) => !name.startsWith(`${SDK_REFERENCE_DIR}${path.sep}`) && !name.startsWith(`${CONSOLE_DIR}${path.sep}`));
   const sdkHashes = hashesFollowing(path.join(siteDir, SDK_REFERENCE_DIR), () => true);
   const headers = (policy: object) => helmet({ ...common, contentSecurityPolicy: policy, crossOriginOpenerPolicy: { policy: 'same-origin' } });
+  const consoleHeaders = headers(consolePolicy());
   let docs: { for: InlineHashes; headers: RequestHandler } | undefined;
   let sdk: { for: InlineHashes; headers: RequestHandler } | undefined;
-  return (sdkReference) => {
-    if (sdkReference) {
+  return (part) => {
+    if (part === 'console') return consoleHeaders;
+    if (part === 'sdk') {
       const current = sdkHashes();
       if (sdk?.for !== current) sdk = { for: current, headers: headers(sdkReferencePolicy(current)) };
       return sdk.headers;
@@ -141,6 +144,38 @@ function docsHeaders(siteDir: string): (sdkReference: boolean) => RequestHandler
 /** Where the SDK's reference (TypeDoc's HTML, built by `pnpm run docs` into docs/site/sdk) is served. */
 const SDK_REFERENCE = '/docs/sdk';
 const SDK_REFERENCE_DIR = 'sdk';
+/** Where the console (Swagger UI's, built into docs/site/console) is served. */
+const CONSOLE = '/docs/console';
+const CONSOLE_DIR = 'console';
+
+/** The parts of the docs site, each under a policy of its own. */
+type DocsPart = 'site' | 'sdk' | 'console';
+const docsPart = (requestPath: string): DocsPart => (isUnder(requestPath, SDK_REFERENCE) ? 'sdk' : isUnder(requestPath, CONSOLE) ? 'console' : 'site');
+
+/**
+ * The console's policy, found by loading it in Chromium with it on (test/docs-console.test.ts): its
+ * scripts and stylesheets are files beside the page (Swagger UI's bundle and the console's own
+ * script, no inline script and no eval); Swagger UI writes style attributes and `<style>` elements
+ * (inline styles: restyle, never run). It calls this service only (`connect-src 'self'`: the
+ * document, the OAuth metadata and token endpoint, the store API), submits no form, and signs in by
+ * navigating this window to `/oauth/authorize`, which comes back to it. No framing, no `<base>`.
+ */
+function consolePolicy() {
+  return {
+    useDefaults: false,
+    directives: {
+      defaultSrc: [NONE],
+      scriptSrc: [SELF],
+      styleSrc: [SELF, "'unsafe-inline'"],
+      imgSrc: [SELF, 'data:'],
+      fontSrc: [SELF, 'data:'],
+      connectSrc: [SELF],
+      baseUri: [NONE],
+      formAction: [NONE],
+      frameAncestors: [NONE],
+    },
+  };
+}
 
 /**
  * The SDK reference's policy, found by loading its pages in Chromium with it on (test/docs-site.test.ts):

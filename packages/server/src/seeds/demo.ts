@@ -18,16 +18,20 @@ export interface DemoSeed {
   catalog: SeededCatalog;
 }
 
+/** Where the docs site's console (`/docs/console/`) takes a sign-in's answer, at a base address of the service. */
+export const consoleRedirectUrl = (base: string) => `${base}/docs/console/`;
+
 /**
  * On an empty database: a demo store with a few hundred products in categories, its owner, and a demo app (every scope optional except
- * `products:read`) whose redirect URL is a localhost callback, so the OAuth flow can be walked by hand.
+ * `products:read`) whose redirect URLs are a localhost callback, so the OAuth flow can be walked by hand, and the docs console at each
+ * of `consoleBases` (the service's addresses), so that the console signs in as it.
  */
-export async function seedDemo(deps: Deps): Promise<DemoSeed | undefined> {
+export async function seedDemo(deps: Deps, consoleBases: readonly string[] = []): Promise<DemoSeed | undefined> {
   if ((await listStores(deps.db)).length > 0) return undefined;
   const { store } = await createStore(deps, { name: 'Demo Store', domain: 'demo-store.example', owner: { ...DEMO_OWNER } });
   const { app, clientSecret } = await registerApp(deps, { name: 'Demo App' });
   const version = await addVersion(deps, app.id, {
-    redirectUrls: [DEMO_REDIRECT_URL],
+    redirectUrls: [DEMO_REDIRECT_URL, ...new Set(consoleBases.map(consoleRedirectUrl))],
     launchUrl: 'http://localhost:8787/launch',
     requiredScopes: ['products:read'],
     optionalScopes: ALL_SCOPES.filter((scope) => scope !== 'products:read'),

@@ -72,13 +72,26 @@ describe.each(testDatabases())('POST /oauth/token, the authorization-code grant,
     it.each<[string, boolean]>([
       ['with a Basic header', true],
       ['without a Basic header', false],
-    ])('client credentials in the body are 400 INVALID_REQUEST (%s), and the code stays unused', async (_, withBasic) => {
+    ])('client credentials in the body are refused (%s), and the code stays unused', async (_, withBasic) => {
       const code = await newCode();
       const withCredentials = { ...codeBody(code), client_id: client.app.id, client_secret: client.clientSecret };
-      const authorization = withBasic ? client.basic : undefined;
-      expectOAuthError(await postToken(h.app, authorization, withCredentials, 'form'), 400, 'INVALID_REQUEST');
-      expectOAuthError(await postToken(h.app, authorization, withCredentials, 'json'), 400, 'INVALID_REQUEST');
+      for (const encoding of ['form', 'json'] as const) {
+        const response = await postToken(h.app, withBasic ? client.basic : undefined, withCredentials, encoding);
+        // Beside Basic, two methods at once (RFC 6749 §2.3): a malformed request. Alone, a method not supported: the client is not authenticated.
+        if (withBasic) expectOAuthError(response, 400, 'INVALID_REQUEST');
+        else expectInvalidClient(response);
+      }
       expect((await exchange(codeBody(code))).status).toBe(200);
+    });
+
+    it.each<[string, Record<string, string>]>([
+      ['an unknown key', { grant_type: 'refresh_token', refresh_token: 'svc_rt_x', state: 'x' }],
+      ['an unsupported grant', { grant_type: 'client_credentials' }],
+      ['a missing key', { grant_type: 'authorization_code' }],
+    ])('a client that does not authenticate is 401 INVALID_CLIENT before its body is judged (RFC 6749 §5.2): %s', async (_, body) => {
+      for (const authorization of [undefined, basicHeader(client.app.id, issueSecret('clientSecret')), basicHeader(randomUUID(), client.clientSecret)]) {
+        expectInvalidClient(await postToken(h.app, authorization, body));
+      }
     });
 
     it('a request without an Authorization header is 401 INVALID_CLIENT with WWW-Authenticate: Basic', async () => {

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { recordSkip } from './skips';
 
@@ -62,4 +63,22 @@ export const CHROMIUM: Requirement = {
 /** A block in a real browser: run where Chromium is; elsewhere skipped and named at the end of the run. */
 export function describeInChromium(title: string, body: () => void): void {
   describeWith(CHROMIUM, title, body);
+}
+
+/** A toolchain the reference's code samples run with, and the command that runs it. */
+export interface Toolchain extends Requirement {
+  readonly command: string;
+}
+
+/**
+ * A language's toolchain for running the reference's code samples (Debian's `python3` with
+ * `python3-requests`, `php-cli` with `php-curl`, `golang-go`; CI installs them and sets
+ * REQUIRE_SAMPLE_LANGUAGES=1). `command` (which `variable` may replace, with a missing one to try
+ * the skip) must exist, and answer `check` with exit 0 when the sample needs more of it.
+ */
+export function toolchain(spec: { variable: string; command: string; name: string; check: readonly string[]; needs: string; packages: string }): Toolchain {
+  const command = process.env[spec.variable] || spec.command;
+  const probe = spawnSync(command, spec.check, { stdio: 'ignore', timeout: 30_000 });
+  const missing = probe.error ? `no ${spec.name} at ${command}` : probe.status === 0 ? undefined : `${command} has no ${spec.needs}`;
+  return { command, missing, howToRun: `install Debian's ${spec.packages}, or set ${spec.variable}`, requiredBy: 'REQUIRE_SAMPLE_LANGUAGES' };
 }
