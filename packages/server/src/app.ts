@@ -89,13 +89,13 @@ export function createApp({ config, services, handlers = generatedHandlers, logg
   app.get('/llms.txt', (_req: Request, res: Response) => res.redirect(301, '/docs/llms.txt'));
   app.get('/openapi.json', specDocument());
   app.use('/dashboard', dashboardRouter(services));
-  // The OAuth endpoints that authenticate the client judge it before the body (RFC 6749 §5.2).
-  app.use(clientAuthenticationFirst(services));
-  // Body parsing, the NUL guard and spec validation run as one layer (see inSeries).
+  // Body parsing, the NUL guard and spec validation run as one layer (see inSeries). The OAuth
+  // endpoints that authenticate the client judge it once the body is read, before anything in it (RFC 6749 §5.2).
   app.use(
     inSeries([
       express.json({ limit: BODY_BYTES, type: ['application/json', 'application/*+json'] }),
       underPath('/oauth', formBody(BODY_BYTES)),
+      clientAuthenticationFirst(services),
       refuseNulCharacters,
       ...OpenApiValidator.middleware({
         apiSpec: loadSpec() as never,

@@ -217,7 +217,6 @@ describe('errors in the interface format', () => {
     const bodies: Array<[string, object]> = [
       ['/oauth/token', { grant_type: 'client_credentials' }],
       ['/oauth/token', { grant_type: 'refresh_token', refresh_token: 'svc_at_abcdefgh', colour: 'red' }],
-      ['/oauth/token', { grant_type: 'refresh_token', client_id: client.app.id, client_secret: client.clientSecret }],
       ['/oauth/revoke', { token: 'x'.repeat(5000) }],
       ['/oauth/introspect', {}],
       ['/oauth/operations/lookup', { grant_type: 'password' }],
@@ -228,9 +227,17 @@ describe('errors in the interface format', () => {
         const response = await (authorization ? call.set('Authorization', authorization) : call).send(body);
         expectError(response, 401, 'INVALID_CLIENT');
         expect(response.headers['www-authenticate']).toMatch(/^Basic /);
-        // Answered before its body was read: the connection closes, so a body that never comes holds nothing open.
-        expect(response.headers.connection).toBe('close');
       }
+    }
+    // Credentials in the body are a malformed request whatever the header says ("credentials are never sent in the body").
+    for (const authorization of [undefined, wrong, client.basic]) {
+      const call = request(app).post('/oauth/token');
+      const response = await (authorization ? call.set('Authorization', authorization) : call).send({
+        grant_type: 'refresh_token',
+        client_id: client.app.id,
+        client_secret: client.clientSecret,
+      });
+      expectError(response, 400, 'INVALID_REQUEST');
     }
     // Authenticated, the body is judged: the same bodies get their own refusals.
     expectError(

@@ -226,14 +226,12 @@ describe.each(testDatabases())('POST /oauth/introspect (RFC 7662) on $name', (te
       expectInvalidClient(response);
     });
 
-    it.each<Encoding>(['form', 'json'])(
-      'client credentials in a %s body are 400 INVALID_REQUEST beside Basic, 401 INVALID_CLIENT without it',
-      async (encoding) => {
-        const body = { token: issueSecret('accessToken'), client_id: client.app.id, client_secret: client.clientSecret };
-        expectOAuthError(await postOAuth(h.app, '/oauth/introspect', client.basic, body, encoding), 400, 'INVALID_REQUEST');
-        expectInvalidClient(await postOAuth(h.app, '/oauth/introspect', undefined, body, encoding));
-      },
-    );
+    it.each<Encoding>(['form', 'json'])('client credentials in a %s body are 400 INVALID_REQUEST', async (encoding) => {
+      const body = { token: issueSecret('accessToken'), client_id: client.app.id, client_secret: client.clientSecret };
+      for (const authorization of [client.basic, undefined]) {
+        expectOAuthError(await postOAuth(h.app, '/oauth/introspect', authorization, body, encoding), 400, 'INVALID_REQUEST');
+      }
+    });
 
     it('a malformed Basic header is 400 INVALID_REQUEST', async () => {
       expectOAuthError(

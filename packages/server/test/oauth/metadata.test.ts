@@ -5,7 +5,7 @@ import { ALL_SCOPES } from '../../src/platform/scopes';
 import { expectError } from '../support/auth-steps';
 import { testDatabases } from '../support/databases';
 import { createTestApp, createTestStore, installWithTokens, suiteHarness } from '../support/harness';
-import { expectInvalidClient, postOAuth, refreshBody } from '../support/token-client';
+import { expectOAuthError, postOAuth, refreshBody } from '../support/token-client';
 
 const PATH = '/.well-known/oauth-authorization-server';
 
@@ -102,8 +102,7 @@ describe.each(testDatabases())('GET /.well-known/oauth-authorization-server (RFC
       { ...refreshBody(basic.body.refresh_token), client_id: client.app.id, client_secret: client.clientSecret },
       'form',
     );
-    // RFC 6749 §5.2: a method the server does not support is invalid_client, judged before the body.
-    expectInvalidClient(post);
+    expectOAuthError(post, 400, 'INVALID_REQUEST');
   });
 
   it('what it says authorize accepts is what it accepts: code_challenge_method S256 only, response_type code only', async () => {

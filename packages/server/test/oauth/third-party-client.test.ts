@@ -278,12 +278,13 @@ describe.each(testDatabases())('a third-party OAuth client (simple-oauth2) again
     expect(error.data.headers['www-authenticate']).toMatch(/^Basic /);
   });
 
-  it("the library's body authentication (client_id and client_secret in the body) is refused with 401 INVALID_CLIENT, as documented: a method not supported", async () => {
+  it("the library's body authentication (client_id and client_secret in the body) is refused with 400 INVALID_REQUEST, as documented", async () => {
     const store = await createTestStore(h);
     const pkce = newPkce();
     const code = await authorize(oauthClient(), store, pkce.challenge);
     const error = await rejectionOf(exchange(oauthClient({ options: { authorizationMethod: 'body', bodyFormat: 'form' } }), code, pkce.verifier));
-    expectServerError(error, 401, 'INVALID_CLIENT');
+    expectServerError(error, 400, 'INVALID_REQUEST');
+    expect(error.data.payload.error.details?.map((detail) => `${detail.location}${detail.field}`).sort()).toEqual(['body/client_id', 'body/client_secret']);
   });
 
   it("the library's JSON bodies (bodyFormat json) exchange and refresh as form bodies do", async () => {
