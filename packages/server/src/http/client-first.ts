@@ -21,8 +21,7 @@ import { pathTemplateOf } from './allowed-methods';
 
 const BODY_CREDENTIALS = ['client_id', 'client_secret'] as const;
 
-const carriesCredentials = (body: unknown): boolean =>
-  typeof body === 'object' && body !== null && BODY_CREDENTIALS.some((key) => Object.hasOwn(body, key));
+const carriesCredentials = (body: unknown): boolean => typeof body === 'object' && body !== null && BODY_CREDENTIALS.some((key) => Object.hasOwn(body, key));
 
 const CLIENT_OPERATIONS: readonly OperationEntry[] = Object.values(operationTable as Readonly<Record<string, OperationEntry>>).filter(
   (operation) => operation.auth === 'client',
