@@ -326,8 +326,15 @@ beforeAll(async () => {
   ensureBuilt();
   scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-guides-'));
   const dataDir = tempDataDir();
-  // As `pnpm start` starts it (SEED_DEMO), with a quota no reader's pace reaches: the blocks run back to back.
-  const server = startBuiltServer({ DATA_DIR: dataDir, SEED_DEMO: 'true', RATE_LIMIT_PER_INSTALLATION: '100000', RATE_LIMIT_PER_CLIENT: '100000' });
+  // As `pnpm start` starts it (SEED_DEMO), with a quota no reader's pace reaches (the blocks run back
+  // to back) and the short retries the webhooks guide's walk-through starts it with.
+  const server = startBuiltServer({
+    DATA_DIR: dataDir,
+    SEED_DEMO: 'true',
+    RATE_LIMIT_PER_INSTALLATION: '100000',
+    RATE_LIMIT_PER_CLIENT: '100000',
+    WEBHOOK_RETRY_SCHEDULE: '1000,2000',
+  });
   const [project] = await Promise.all([
     makeAppProject(),
     // The demo's history is simulated after the banner: the guides read its orders.
