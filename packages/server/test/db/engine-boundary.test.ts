@@ -14,10 +14,16 @@ const FORBIDDEN: readonly [RegExp, string][] = [
   [/client\.config\b|\.client\.(pool|acquire|connectionSettings)/, "reads knex's client"],
   [/from '(pg|better-sqlite3)'/, 'imports a database driver'],
   [/from '[./]*db\/(postgres|sqlite)\//, "imports an engine's own module"],
-  [/\bengineOf\b/, 'reaches the engine instead of the functions of db/'],
+  [/\bengineOf(Handle)?\b/, 'finds the engine from a handle instead of being given its ports (services container)'],
   [/RateLimiter(Postgres|SQLite|Memory)\b/, "picks rate-limiter-flexible's store"],
   [/['"](pg|better-sqlite3)['"]\s*[!=]==|[!=]==\s*['"](pg|better-sqlite3)['"]/, 'compares a client name'],
 ];
+
+/**
+ * The services container may find the engine of a database opened elsewhere (tests, tools) when it
+ * is not given one: the processes (runtime/process.ts) give it the engine they opened.
+ */
+const ASSEMBLY_FALLBACK = /^services\/container\.ts:\d+ finds the engine from a handle/;
 
 function sourceFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -37,7 +43,9 @@ describe('the database engines', () => {
         FORBIDDEN.filter(([pattern]) => pattern.test(line)).map(([, what]) => `${path.relative(SRC, file)}:${index + 1} ${what}: ${line.trim()}`),
       );
     });
-    expect(breaches).toEqual([]);
+    expect(breaches.filter((breach) => !ASSEMBLY_FALLBACK.test(breach))).toEqual([]);
+    // The container's fallback is its one line, and it stays there.
+    expect(breaches.filter((breach) => ASSEMBLY_FALLBACK.test(breach)).length).toBeLessThanOrEqual(2);
   });
 
   it('catches a breach (the rule is not vacuous)', () => {
@@ -46,6 +54,7 @@ describe('the database engines', () => {
       "import pg from 'pg';",
       "import { x } from '../db/sqlite/reader';",
       'db.client.config.client',
+      "import { engineOfHandle } from '../db/engine';",
     ];
     for (const line of sample) expect(FORBIDDEN.some(([pattern]) => pattern.test(line))).toBe(true);
   });

@@ -19,7 +19,7 @@ import { SEALED_COLUMNS } from '../../src/jobs/reseal';
 import { createDispatcher, type Dispatcher } from '../../src/jobs/webhook-dispatcher';
 import { createServices, type Services, sealerFromConfig } from '../../src/services/container';
 import { verifySealingKey } from '../../src/services/sealing-key';
-import { testDatabases } from '../support/databases';
+import { depsOf, testDatabases } from '../support/databases';
 import { createTestStore, type Harness, localOnlyResolver, suiteHarness } from '../support/harness';
 import { type Receiver, startReceiver, verifyDelivery } from '../support/webhook-receiver';
 import { installSubscriber, postAction, postSubscription, type Subscriber } from '../support/webhooks';
@@ -68,7 +68,7 @@ async function reseal(h: Harness, instance: Instance, ...extra: string[]): Promi
   const out: string[] = [];
   const err: string[] = [];
   const code = await runCli(['secrets', 'reseal', ...extra], {
-    deps: { db: h.db, clock: h.clock },
+    deps: depsOf(h.db, h.clock),
     worker: { services: async () => instance.services, servicesWithMetrics: async () => ({ services: instance.services }) },
     out: (line) => out.push(line),
     err: (line) => err.push(line),
