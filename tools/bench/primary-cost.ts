@@ -145,7 +145,7 @@ async function replicaCosts(role: BenchRole, databaseUrl: string, storeId: strin
   const replicas = openReplicas({ database: { replicaUrls: [url.toString()], replicaMaxLagMs: 5000 } }, role.db, engineOfHandle(role.db).pools, (line) =>
     console.log(line),
   );
-  const services = createServices({ db: role.db, rateLimits: { perInstallation: 1_000_000, perClient: 1_000_000 }, replicas });
+  const services = createServices({ db: role.db, engine: engineOfHandle(role.db), rateLimits: { perInstallation: 1_000_000, perClient: 1_000_000 }, replicas });
   const paths = productPaths(storeId, ids);
   try {
     const postmaster = replica.postmasterPid();
@@ -180,7 +180,12 @@ async function main(): Promise<void> {
   const receiver = await startServer({ script: 'receiver.ts', onServerCpus: false });
   try {
     await migrateToLatest(db);
-    const services = createServices({ db, rateLimits: { perInstallation: 1_000_000, perClient: 1_000_000 }, webhooks: { environment: 'development' } });
+    const services = createServices({
+      db,
+      engine: engineOfHandle(db),
+      rateLimits: { perInstallation: 1_000_000, perClient: 1_000_000 },
+      webhooks: { environment: 'development' },
+    });
     const { store } = await createBenchStore(services, 'Primary cost bench');
     const costs: Cost[] = [];
     const ids: number[] = [];

@@ -171,6 +171,7 @@ async function main(): Promise<void> {
     metrics?.watchDatabase({ db, engine: engineOfHandle(db), clock: systemClock });
     const services = createServices({
       db,
+      engine: engineOfHandle(db),
       clock: systemClock,
       rateLimits: { perInstallation: UNLIMITED, perClient: UNLIMITED },
       ...(metrics ? { metrics } : {}),

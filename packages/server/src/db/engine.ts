@@ -7,14 +7,19 @@ import type { Db } from './transactions';
 
 /**
  * One engine per database (docs/decisions/0075-one-engine-per-database.md): everything that differs
- * between PostgreSQL and SQLite lives behind this interface, in `db/postgres/` and `db/sqlite/`,
- * and `db/connection.ts` picks the engine once, when it opens the database. No file outside `db/`
- * asks which database it is on (test/db/engine-boundary.test.ts holds that): it calls the functions
- * of `db/` (reads, locks, notifications, quota counters), which ask the engine of the handle they
- * are given.
+ * between PostgreSQL and SQLite lives behind the ports below, in `db/postgres/`, `db/sqlite/` and
+ * `db/quotas/`, and `db/connection.ts` picks the engine once, when it opens the database. No file
+ * outside `db/` asks which database it is on (test/db/engine-boundary.test.ts holds that).
  *
- * The engine also holds the process's state about its database (prepared statements, kept reads,
- * the listening connection, quota blocks): it lives as long as the pool and goes with it.
+ * The process is given its engine where it opens the database (runtime/process.ts) and carries it
+ * in its deps (services/container.ts): what holds the deps calls a port (`deps.engine.reads`,
+ * `.locks`, `.webhookWork`, `.quotas`, `.partitions`, `.pools`). The domain works on a handle (a
+ * pool, a replica's pool, a transaction) and calls db/'s functions on it (`selectRows`, the row
+ * locks, `announceWebhookWork`, `keptForVersion`), which ask the engine of that handle
+ * ({@link engineOfHandle}).
+ *
+ * Each engine holds the process's state about its database (prepared statements, kept reads, the
+ * listening connection, quota blocks) privately: it lives as long as the pool and goes with it.
  */
 
 /** The databases the service runs on. */

@@ -5,7 +5,7 @@ import { type Clock, systemClock } from '../core/clock';
 import { type Config, ConfigError, type Environment } from '../core/config';
 import { QUOTA_WINDOW_MS } from '../core/limits';
 import { derivedKey, developmentKey, SECRET_KEY_FILE, type Sealer, sealerOf } from '../credentials/sealing';
-import { type Engine, engineOfHandle } from '../db/engine';
+import type { Engine } from '../db/engine';
 import { noReplicas, type ReadReplicas } from '../db/read-routing';
 import { publishedApiVersions, type VersionUseLog, versionUseLog } from './api-versions';
 import { type Metrics, noMetrics } from './metrics';
@@ -79,8 +79,8 @@ export interface WebhookOptions {
 
 export interface ServiceOptions {
   db: Knex;
-  /** `db`'s engine; the one it was opened with (db/connection.ts) when left out. */
-  engine?: Engine;
+  /** `db`'s engine, as db/connection.ts opened it with `db`. */
+  engine: Engine;
   clock?: Clock;
   rateLimits: Config['rateLimits'];
   /** What seals (`SECRET_KEY`, `SECRET_KEYS` or the data directory's key); without one, a key derived from a public text, for tests and tools. */
@@ -99,7 +99,7 @@ export interface ServiceOptions {
 /** Quota counters live in PostgreSQL when several instances share it, in memory on SQLite (one server process). */
 export function createServices({
   db,
-  engine = engineOfHandle(db),
+  engine,
   clock = systemClock,
   rateLimits,
   sealer,

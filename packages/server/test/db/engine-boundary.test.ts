@@ -4,8 +4,9 @@ import path from 'node:path';
 /**
  * One engine per database, chosen once (docs/decisions/0075-one-engine-per-database.md): outside
  * `db/` no file asks which database it is on, reaches a driver, or picks a library's store by
- * database. It calls `db/`'s functions; a statement that must differ per database is given as one
- * variant per engine (`PerEngine`, picked by `forEngine`).
+ * database, nor finds the engine from a handle: it is given the engine's ports (the deps' `engine`)
+ * or calls `db/`'s functions; a statement that must differ per database is given as one variant per
+ * engine (`PerEngine`, picked by `forEngine`).
  */
 const SRC = path.join(__dirname, '../../src');
 
@@ -18,12 +19,6 @@ const FORBIDDEN: readonly [RegExp, string][] = [
   [/RateLimiter(Postgres|SQLite|Memory)\b/, "picks rate-limiter-flexible's store"],
   [/['"](pg|better-sqlite3)['"]\s*[!=]==|[!=]==\s*['"](pg|better-sqlite3)['"]/, 'compares a client name'],
 ];
-
-/**
- * The services container may find the engine of a database opened elsewhere (tests, tools) when it
- * is not given one: the processes (runtime/process.ts) give it the engine they opened.
- */
-const ASSEMBLY_FALLBACK = /^services\/container\.ts:\d+ finds the engine from a handle/;
 
 function sourceFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -43,9 +38,7 @@ describe('the database engines', () => {
         FORBIDDEN.filter(([pattern]) => pattern.test(line)).map(([, what]) => `${path.relative(SRC, file)}:${index + 1} ${what}: ${line.trim()}`),
       );
     });
-    expect(breaches.filter((breach) => !ASSEMBLY_FALLBACK.test(breach))).toEqual([]);
-    // The container's fallback is its one line, and it stays there.
-    expect(breaches.filter((breach) => ASSEMBLY_FALLBACK.test(breach)).length).toBeLessThanOrEqual(2);
+    expect(breaches).toEqual([]);
   });
 
   it('catches a breach (the rule is not vacuous)', () => {

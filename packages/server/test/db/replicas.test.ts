@@ -69,6 +69,7 @@ describeWith(REPLICA, 'read replicas', () => {
     const replicas = replicasOf(db);
     const services = createServices({
       db,
+      engine: engineOfHandle(db),
       clock: h.clock,
       rateLimits: { perInstallation: 1000, perClient: 1000 },
       webhooks: { environment: 'test', resolve: localOnlyResolver },

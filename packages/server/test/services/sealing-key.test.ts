@@ -13,6 +13,7 @@ import type { Knex } from 'knex';
 import { createApp } from '../../src/app';
 import { runCli } from '../../src/cli/run';
 import { derivedKey, keyIdOf, SECRET_KEY_FILE, type Sealer, sealerOf } from '../../src/credentials/sealing';
+import { engineOfHandle } from '../../src/db/engine';
 import { createProduct } from '../../src/domain/catalog/products/changes';
 import { secretPurpose } from '../../src/domain/webhooks/subscriptions/row';
 import { SEALED_COLUMNS } from '../../src/jobs/reseal';
@@ -45,6 +46,7 @@ interface Instance {
 function instanceOf(h: Harness, sealer: Sealer): Instance {
   const services = createServices({
     db: h.db,
+    engine: engineOfHandle(h.db),
     clock: h.clock,
     rateLimits: { perInstallation: 1000, perClient: 1000 },
     sealer,
