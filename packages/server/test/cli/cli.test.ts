@@ -14,7 +14,6 @@ import { terminalProgress } from '../../src/cli/svc';
 import { ManualClock, toIso } from '../../src/core/clock';
 import { hashSecret } from '../../src/credentials/secrets';
 import { SESSION_MS, startSession } from '../../src/dashboard/sessions';
-import { engineOfHandle } from '../../src/db/engine';
 import { migrateToLatest, pendingMigrations, rollbackAll } from '../../src/db/migrate';
 import { migrations } from '../../src/db/migrations';
 import { EXPIRY_RULES } from '../../src/jobs/housekeeping';
@@ -406,13 +405,7 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
       let api: Express;
 
       beforeAll(() => {
-        const services = createServices({
-          db,
-          engine: engineOfHandle(db),
-          clock,
-          rateLimits: { perInstallation: 1000, perClient: 1000 },
-          webhooks: { environment: 'test' },
-        });
+        const services = createServices({ ...deps, rateLimits: { perInstallation: 1000, perClient: 1000 }, webhooks: { environment: 'test' } });
         api = createApp({ config: { validateResponses: true, exposeInternalErrors: true }, services });
       });
 
@@ -831,13 +824,7 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
       const begun = new Promise<void>((resolve) => {
         askToStop = resolve;
       });
-      const services = createServices({
-        db,
-        engine: engineOfHandle(db),
-        clock,
-        rateLimits: { perInstallation: 1000, perClient: 1000 },
-        webhooks: { environment: 'test' },
-      });
+      const services = createServices({ ...deps, rateLimits: { perInstallation: 1000, perClient: 1000 }, webhooks: { environment: 'test' } });
       const err: string[] = [];
       const out: string[] = [];
       const code = await runCli(['worker', '--concurrency', '2'], {
