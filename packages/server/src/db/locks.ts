@@ -36,13 +36,6 @@ export const skippingLocked = <Query extends Knex.QueryBuilder>(db: Db, query: Q
 export const lockForTransaction = (trx: Knex.Transaction, key: string): Promise<void> => engineOfHandle(trx).locks.lockForTransaction(trx, key);
 
 /**
- * What a long batch job awaits between its transactions so that it never starves other writers:
- * on SQLite a pause that lets the event loop answer and another process take the one write lock;
- * on PostgreSQL nothing (every query already yields, and there is no single lock).
- */
-export const pauseBetweenBatches = (db: Knex): (() => Promise<void>) | undefined => engineOfHandle(db).locks.pauseBetweenBatches;
-
-/**
  * Runs `work` while this process holds the named lock, waiting for any other holder: on PostgreSQL
  * a session advisory lock; SQLite needs none (one server process writes it, db/sqlite/one-server.ts).
  */
