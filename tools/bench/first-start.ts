@@ -4,6 +4,7 @@ import path from 'node:path';
 import { createApp } from '../../packages/server/src/app';
 import { systemClock } from '../../packages/server/src/core/clock';
 import { createDatabase } from '../../packages/server/src/db/connection';
+import { engineOfHandle } from '../../packages/server/src/db/engine';
 import { migrateToLatest } from '../../packages/server/src/db/migrate';
 import { bufferedOutput, createLogger } from '../../packages/server/src/http/request-log';
 import { installDirectly } from '../../packages/server/src/oauth/direct-install';
@@ -34,7 +35,7 @@ async function main(): Promise<void> {
   try {
     const db = createDatabase({ databaseUrl: undefined, dataDir });
     await migrateToLatest(db);
-    const services = createServices({ db, clock: systemClock, rateLimits: { perInstallation: UNLIMITED, perClient: UNLIMITED } });
+    const services = createServices({ db, engine: engineOfHandle(db), clock: systemClock, rateLimits: { perInstallation: UNLIMITED, perClient: UNLIMITED } });
     const demo = await seedDemo(services);
     if (!demo) throw new Error(`${dataDir} was not empty`);
     const storeId = demo.store.id;

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { systemClock } from '../../packages/server/src/core/clock';
 import { createDatabase } from '../../packages/server/src/db/connection';
+import { engineOfHandle } from '../../packages/server/src/db/engine';
 import { migrateToLatest } from '../../packages/server/src/db/migrate';
 import { seedCatalogForBench } from '../../packages/server/src/seeds/demo-catalog';
 import { createServices, TOOLS_KEY } from '../../packages/server/src/services/container';
@@ -46,7 +47,7 @@ async function buildFixture(url: string, products: number): Promise<Fixture> {
   const db = createDatabase({ databaseUrl: url, dataDir: '' });
   try {
     await migrateToLatest(db);
-    const services = createServices({ db, clock: systemClock, rateLimits: { perInstallation: 1_000_000, perClient: 1_000_000 } });
+    const services = createServices({ db, engine: engineOfHandle(db), clock: systemClock, rateLimits: { perInstallation: 1_000_000, perClient: 1_000_000 } });
     const { store } = await createBenchStore(services, 'Fleet Store');
     await seedCatalogForBench(db, store.id, products);
     const { tokens } = await installBenchApp(services, store.id, 'Fleet Bench App', SCOPES);

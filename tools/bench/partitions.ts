@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { ManualClock } from '../../packages/server/src/core/clock';
 import { uuidV7 } from '../../packages/server/src/core/ids';
+import { engineOfHandle } from '../../packages/server/src/db/engine';
 import { migrateToLatest } from '../../packages/server/src/db/migrate';
-import { DAY_MS, dayOf, keepPartitions } from '../../packages/server/src/db/partitions';
+import { DAY_MS, dayOf } from '../../packages/server/src/db/partitions';
 import { EXPIRY_RULES } from '../../packages/server/src/jobs/housekeeping';
 import { deleteExpired, type ExpiryRule, partitionedTables } from '../../packages/server/src/services/housekeeping';
 import { subscribedInstallation } from '../../packages/server/test/support/webhook-rows';
@@ -34,7 +35,7 @@ interface Fixture {
 }
 
 async function fixture(db: Knex, now: number): Promise<Fixture> {
-  const { store } = await createBenchStore({ db, clock: new ManualClock(now) }, 'Partitions bench');
+  const { store } = await createBenchStore({ db, engine: engineOfHandle(db), clock: new ManualClock(now) }, 'Partitions bench');
   const { installationId, subscriptionId } = await subscribedInstallation(db, store.id, now);
   return { storeId: store.id, installationId, subscriptionId };
 }
@@ -158,7 +159,7 @@ async function main(): Promise<void> {
     const first = dayOf(Date.now()) + 3 * DAY_MS; // past the partition the migration leaves to the table as it was
     const endOf = (index: number) => first + (index + 1) * DAY_MS - 1;
     await migrateToLatest(db);
-    await keepPartitions(db, TABLES, first);
+    await engineOfHandle(db).partitions.keep(db, TABLES, first);
     const owner = await fixture(db, first);
     console.log(
       `Filling ${settings.days} days of ${settings.rowsPerDay} events, deliveries, attempts and idempotency keys each, with the upkeep at each day's end`,
@@ -174,11 +175,15 @@ async function main(): Promise<void> {
       await fillDay(db, owner, day, settings.rowsPerDay);
       const now = endOf(index);
       if (index === rowDeleteDay) {
-        expiries.push(await expiryOf(db, 'row DELETE (the sweep, batches of 1,000)', () => deleteExpired({ db, clock: new ManualClock(now) }, ROW_RULES)));
+        expiries.push(
+          await expiryOf(db, 'row DELETE (the sweep, batches of 1,000)', () =>
+            deleteExpired({ db, engine: engineOfHandle(db), clock: new ManualClock(now) }, ROW_RULES),
+          ),
+        );
       } else if (index === rowDeleteDay + 1) {
-        expiries.push(await expiryOf(db, 'partition DROP (the upkeep)', () => keepPartitions(db, TABLES, now)));
+        expiries.push(await expiryOf(db, 'partition DROP (the upkeep)', () => engineOfHandle(db).partitions.keep(db, TABLES, now)));
       }
-      await keepPartitions(db, TABLES, now);
+      await engineOfHandle(db).partitions.keep(db, TABLES, now);
       if (index % 3 === 2 || index === settings.days - 1) sizes.push([String(index + 1), ...(await sizesMb(db)).map((mb) => fixed(mb, 1))]);
     }
     console.log('\nExpiring one day of outbox_events, webhook_deliveries and webhook_attempts (and the idempotency keys due then)');

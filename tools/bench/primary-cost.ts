@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../../packages/server/src/app';
 import { openReplicas } from '../../packages/server/src/db/connection';
+import { engineOfHandle } from '../../packages/server/src/db/engine';
 import { migrateToLatest } from '../../packages/server/src/db/migrate';
 import { createProduct, updateProductContent } from '../../packages/server/src/domain/catalog/products/changes';
 import type { Actor } from '../../packages/server/src/domain/common/actor';
@@ -141,8 +142,10 @@ async function replicaCosts(role: BenchRole, databaseUrl: string, storeId: strin
   const url = new URL(role.url);
   url.hostname = '127.0.0.1';
   url.port = new URL(replica.url).port;
-  const replicas = openReplicas({ database: { replicaUrls: [url.toString()], replicaMaxLagMs: 5000 } }, role.db, (line) => console.log(line));
-  const services = createServices({ db: role.db, rateLimits: { perInstallation: 1_000_000, perClient: 1_000_000 }, replicas });
+  const replicas = openReplicas({ database: { replicaUrls: [url.toString()], replicaMaxLagMs: 5000 } }, role.db, engineOfHandle(role.db).pools, (line) =>
+    console.log(line),
+  );
+  const services = createServices({ db: role.db, engine: engineOfHandle(role.db), rateLimits: { perInstallation: 1_000_000, perClient: 1_000_000 }, replicas });
   const paths = productPaths(storeId, ids);
   try {
     const postmaster = replica.postmasterPid();
@@ -177,7 +180,12 @@ async function main(): Promise<void> {
   const receiver = await startServer({ script: 'receiver.ts', onServerCpus: false });
   try {
     await migrateToLatest(db);
-    const services = createServices({ db, rateLimits: { perInstallation: 1_000_000, perClient: 1_000_000 }, webhooks: { environment: 'development' } });
+    const services = createServices({
+      db,
+      engine: engineOfHandle(db),
+      rateLimits: { perInstallation: 1_000_000, perClient: 1_000_000 },
+      webhooks: { environment: 'development' },
+    });
     const { store } = await createBenchStore(services, 'Primary cost bench');
     const costs: Cost[] = [];
     const ids: number[] = [];

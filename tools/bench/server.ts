@@ -5,6 +5,7 @@ import path from 'node:path';
 import { createApp } from '../../packages/server/src/app';
 import { systemClock } from '../../packages/server/src/core/clock';
 import { createDatabase } from '../../packages/server/src/db/connection';
+import { engineOfHandle } from '../../packages/server/src/db/engine';
 import { migrateToLatest } from '../../packages/server/src/db/migrate';
 import { migrations } from '../../packages/server/src/db/migrations';
 import { bufferedOutput, createLogger } from '../../packages/server/src/http/request-log';
@@ -54,7 +55,7 @@ function keptStoreName(products: number, orders: number): string {
 
 /** Builds the store (catalog, then simulated orders) in a migrated database, and says what it holds. */
 async function buildStore(db: Knex, products: number, orders: number): Promise<BenchData> {
-  const deps = { db, clock: systemClock };
+  const deps = { db, engine: engineOfHandle(db), clock: systemClock };
   const { store, owner } = await createBenchStore(deps, 'Bench Store');
   let started = performance.now();
   await seedCatalogForBench(db, store.id, products);
@@ -167,9 +168,10 @@ async function main(): Promise<void> {
     : await sqliteBenchDatabase(products, orders, settings.keptDir);
   try {
     const metrics = settings.metrics ? createMetrics() : undefined;
-    metrics?.watchDatabase(db, systemClock);
+    metrics?.watchDatabase({ db, engine: engineOfHandle(db), clock: systemClock });
     const services = createServices({
       db,
+      engine: engineOfHandle(db),
       clock: systemClock,
       rateLimits: { perInstallation: UNLIMITED, perClient: UNLIMITED },
       ...(metrics ? { metrics } : {}),

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createDatabase } from '../../packages/server/src/db/connection';
+import { engineOfHandle } from '../../packages/server/src/db/engine';
 import { migrateToLatest } from '../../packages/server/src/db/migrate';
 import { fanOut } from '../../packages/server/src/domain/webhooks/delivery/fan-out';
 import { replayEvents } from '../../packages/server/src/domain/webhooks/replay';
@@ -235,6 +236,7 @@ export async function benchWebhooks(options: ReturnType<typeof webhookSettings> 
     await migrateToLatest(db);
     const services = createServices({
       db,
+      engine: engineOfHandle(db),
       rateLimits: { perInstallation: 1_000_000, perClient: 1_000_000 },
       webhooks: {
         environment: 'development',

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { systemClock } from '../../packages/server/src/core/clock';
 import { createDatabase } from '../../packages/server/src/db/connection';
+import { engineOfHandle } from '../../packages/server/src/db/engine';
 import { migrateToLatest } from '../../packages/server/src/db/migrate';
 import { createSubscription } from '../../packages/server/src/domain/webhooks/subscriptions/changes';
 import { createServices } from '../../packages/server/src/services/container';
@@ -55,7 +56,7 @@ async function prepare(cluster: DrillCluster, receiver: Receiver): Promise<Targe
   const db = createDatabase({ databaseUrl: cluster.primaryUrl, dataDir: '' }, { log: quiet });
   try {
     await migrateToLatest(db);
-    const services = createServices({ db, clock: systemClock, rateLimits: { perInstallation: 1_000_000, perClient: 1_000_000 } });
+    const services = createServices({ db, engine: engineOfHandle(db), clock: systemClock, rateLimits: { perInstallation: 1_000_000, perClient: 1_000_000 } });
     const { store } = await createBenchStore(services, 'Drill Store');
     const { tokens } = await installBenchApp(services, store.id, 'Drill App', ['products:read', 'products:write']);
     await createSubscription(

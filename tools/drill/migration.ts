@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { createDatabase } from '../../packages/server/src/db/connection';
+import { engineOfHandle } from '../../packages/server/src/db/engine';
 import { migrateToLatest, rollbackLatest } from '../../packages/server/src/db/migrate';
 import { createServices, TOOLS_KEY } from '../../packages/server/src/services/container';
 import { freshPostgresDatabase, repositoryRoot } from '../../packages/server/test/support/built-server';
@@ -39,7 +40,7 @@ async function beforeNineteen(cluster: DrillCluster, rows: number): Promise<Prep
     await migrateToLatest(db);
     const applied = async () => (await db('knex_migrations').pluck('name')) as string[];
     while ((await applied()).includes(NINETEEN)) await rollbackLatest(db);
-    const services = createServices({ db, rateLimits: { perInstallation: 1000, perClient: 1000 } });
+    const services = createServices({ db, engine: engineOfHandle(db), rateLimits: { perInstallation: 1000, perClient: 1000 } });
     const { store } = await createBenchStore(services, `Migration drill ${path.basename(database.url)}`);
     const now = Date.now();
     await db.raw(

@@ -75,7 +75,7 @@ export function createApp({ config, services, handlers = generatedHandlers, logg
   // req.ip and req.secure believe X-Forwarded-For and X-Forwarded-Proto only from these peers.
   app.set('trust proxy', config.trustProxy ?? false);
 
-  app.use(requestContext(services.clock, services.db));
+  app.use(requestContext(services.clock, services.engine.reads));
   app.use(requestLog(logger));
   if (services.metrics.enabled) app.use(requestMetrics(services.metrics));
   app.use(securityHeaders({ hsts: config.environment === 'production', docsSiteDir }));

@@ -1,7 +1,7 @@
 import { createApp } from './app';
 import { type Config, metricsUrl } from './core/config';
 import { describeDatabase } from './db/connection';
-import { holdLeadership } from './db/locks';
+import { LEADER_RETRY_MS } from './db/locks';
 import { bufferedOutput, createLogger, type Logger } from './http/request-log';
 import { runHousekeeping, scheduleHousekeeping } from './jobs/housekeeping';
 import { createDispatcher } from './jobs/webhook-dispatcher';
@@ -120,13 +120,16 @@ export async function startServer(config: Config, tracing?: StartedTracing): Pro
     void simulateDemo(services, base, demo, shutdown.signal);
   }
   // One process among every instance on the database runs housekeeping: the leader, on its own session (db/locks.ts).
-  const leadership = holdLeadership(
-    database,
+  const leadership = services.engine.locks.holdLeadership(database, {
+    retryMs: LEADER_RETRY_MS,
     // On SQLite the one process leads: nothing to say.
-    config.databaseUrl
-      ? { onChange: (held) => logger.info(held ? `Housekeeping leader: process ${process.pid}` : `Housekeeping leader no more: process ${process.pid}`) }
-      : {},
-  );
+    ...(config.databaseUrl
+      ? {
+          onChange: (held: boolean) =>
+            logger.info(held ? `Housekeeping leader: process ${process.pid}` : `Housekeeping leader no more: process ${process.pid}`),
+        }
+      : {}),
+  });
   const housekeeping = scheduleHousekeeping(() => runHousekeeping(services, SWEEP_LIMITS, leadership), {
     leader: leadership,
     log: (message) => logger.info(message),

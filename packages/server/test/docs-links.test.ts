@@ -4,6 +4,7 @@ import request from 'supertest';
 import { createApp } from '../src/app';
 import { ManualClock } from '../src/core/clock';
 import { repositoryRoot } from '../src/core/paths';
+import { engineOfHandle } from '../src/db/engine';
 import { createServices } from '../src/services/container';
 import { unreadDatabase } from './support/databases';
 
@@ -14,7 +15,7 @@ import { unreadDatabase } from './support/databases';
  */
 // The docs site reads no database.
 const db = unreadDatabase();
-const services = createServices({ db, clock: new ManualClock(), rateLimits: { perInstallation: 1, perClient: 1 } });
+const services = createServices({ db, engine: engineOfHandle(db), clock: new ManualClock(), rateLimits: { perInstallation: 1, perClient: 1 } });
 const app = createApp({ config: { validateResponses: true, exposeInternalErrors: true }, services });
 
 const SITE = '/docs/';

@@ -8,6 +8,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import request from 'supertest';
 import { createApp, docsSiteDir } from '../src/app';
 import { ManualClock } from '../src/core/clock';
+import { engineOfHandle } from '../src/db/engine';
 import { createServices } from '../src/services/container';
 import { unreadDatabase } from './support/databases';
 import { chromiumPath, describeInChromium } from './support/requirements';
@@ -17,7 +18,7 @@ const indexFile = path.join(docsSiteDir, 'index.html');
 const GUIDE_TITLES = ['Getting started', 'OAuth and tokens', 'Errors', 'Paging', 'Idempotency and concurrency', 'Webhooks', 'Rate limits', 'Changelog'];
 // The docs site reads no database.
 const db = unreadDatabase();
-const services = createServices({ db, clock: new ManualClock(), rateLimits: { perInstallation: 1, perClient: 1 } });
+const services = createServices({ db, engine: engineOfHandle(db), clock: new ManualClock(), rateLimits: { perInstallation: 1, perClient: 1 } });
 const app = createApp({ config: { validateResponses: true, exposeInternalErrors: true }, services });
 
 describe('the docs site', () => {

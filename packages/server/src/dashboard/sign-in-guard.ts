@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { RateLimiterRes, RateLimiterStoreAbstract } from 'rate-limiter-flexible';
 import { clientNetworkOf } from '../core/networks';
-import { storedLimiter } from '../db/stored-limiters';
 import type { Deps } from '../services/container';
 import type { ExpiryRule } from '../services/housekeeping';
 
@@ -72,7 +71,8 @@ interface Counter {
 }
 
 /** rate-limiter-flexible's store for the service's database, on the table the migration made (the guard sweeps it). */
-const storedCounter = ({ db }: Deps, counter: Counter): RateLimiterStoreAbstract => storedLimiter(db, { ...counter, tableName: SIGN_IN_LIMITS_TABLE });
+const storedCounter = ({ db, engine }: Deps, counter: Counter): RateLimiterStoreAbstract =>
+  engine.quotas.storedLimiter(db, { ...counter, tableName: SIGN_IN_LIMITS_TABLE });
 
 /** A blocked key holds more points than its counter allows (rate-limiter-flexible's `block`). */
 const blockedMs = (counter: RateLimiterStoreAbstract, state: RateLimiterRes | null): number =>

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import { type Config, type DatabaseConfig, DEFAULT_REPLICA_MAX_LAG_MS, DEFAULT_REPLICA_TIMEOUT_MS } from '../core/config';
-import { engineOf } from './engine';
+import type { Engine, OpenedDatabase } from './engine';
 import { type DatabaseLog, stderrLog } from './knex-log';
 import { openPostgres } from './postgres/engine';
 import { noReplicas, type ReadReplicas } from './read-routing';
@@ -25,10 +25,10 @@ export interface DatabaseOptions {
  * PostgreSQL when DATABASE_URL is set (db/postgres/), otherwise an SQLite file (WAL) under the data
  * directory (db/sqlite/). Nothing else in the service asks which one it is on.
  */
-export function createDatabase(
+export function openDatabase(
   config: Pick<Config, 'databaseUrl' | 'dataDir'> & { database?: Pick<DatabaseConfig, 'poolMax' | 'statementTimeoutMs' | 'directUrl'> },
   { pgSchema, sqliteFile = 'store.sqlite', log = stderrLog }: DatabaseOptions = {},
-): Knex {
+): OpenedDatabase {
   if (config.databaseUrl) {
     const { poolMax = 10, statementTimeoutMs = 30_000, directUrl } = config.database ?? {};
     return openPostgres({ url: config.databaseUrl, directUrl, poolMax, statementTimeoutMs, schema: pgSchema, log });
@@ -37,6 +37,9 @@ export function createDatabase(
   return openSqlite({ filename: path.join(config.dataDir, sqliteFile), log });
 }
 
+/** The pool alone, as {@link openDatabase} opens it (tests and tools; their services find its engine by it). */
+export const createDatabase = (...args: Parameters<typeof openDatabase>): Knex => openDatabase(...args).db;
+
 /**
  * The read replicas of `primary` named by `DATABASE_REPLICA_URL` (db/read-routing.ts), or none:
  * every read then stays on the primary. Closed with the process, after the primary's last use.
@@ -44,11 +47,12 @@ export function createDatabase(
 export function openReplicas(
   config: { database?: Pick<DatabaseConfig, 'replicaUrls' | 'replicaMaxLagMs' | 'replicaTimeoutMs' | 'replicaPooled'> },
   primary: Knex,
+  pools: Engine['pools'],
   log: (line: string) => void,
 ): ReadReplicas {
   const { replicaUrls: urls = [], replicaMaxLagMs, replicaTimeoutMs, replicaPooled } = config.database ?? {};
   if (urls.length === 0) return noReplicas(primary);
-  return engineOf(primary).openReplicas(primary, urls, {
+  return pools.openReplicas(primary, urls, {
     maxLagMs: replicaMaxLagMs ?? DEFAULT_REPLICA_MAX_LAG_MS,
     timeoutMs: replicaTimeoutMs ?? DEFAULT_REPLICA_TIMEOUT_MS,
     pooled: replicaPooled ?? false,
@@ -68,9 +72,6 @@ export interface ServerClaim {
  */
 export const claimForServer = (config: Pick<Config, 'databaseUrl' | 'dataDir'>): ServerClaim | undefined =>
   config.databaseUrl ? undefined : claimDataDirectory(config.dataDir);
-
-/** A second pool on the same database, opened as another instance of the service would open it (tests of several instances). */
-export const openAgain = (db: Knex): Knex => engineOf(db).openAgain();
 
 export function describeDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): string {
   if (!config.databaseUrl) return `SQLite at ${path.join(config.dataDir, 'store.sqlite')}`;

@@ -1,19 +1,25 @@
 import type { Knex } from 'knex';
 import type { RateLimiterStoreAbstract } from 'rate-limiter-flexible';
+import type { QuotaCounters, StoredLimiterOptions } from './quotas/counters';
 import type { ReadReplicas, ReplicaSettings } from './read-routing';
 import type { SqlValue } from './rows';
 import type { Db } from './transactions';
 
 /**
  * One engine per database (docs/decisions/0075-one-engine-per-database.md): everything that differs
- * between PostgreSQL and SQLite lives behind this interface, in `db/postgres/` and `db/sqlite/`,
- * and `db/connection.ts` picks the engine once, when it opens the database. No file outside `db/`
- * asks which database it is on (test/db/engine-boundary.test.ts holds that): it calls the functions
- * of `db/` (reads, locks, notifications, quota counters), which ask the engine of the handle they
- * are given.
+ * between PostgreSQL and SQLite lives behind the ports below, in `db/postgres/`, `db/sqlite/` and
+ * `db/quotas/`, and `db/connection.ts` picks the engine once, when it opens the database. No file
+ * outside `db/` asks which database it is on (test/db/engine-boundary.test.ts holds that).
  *
- * The engine also holds the process's state about its database (prepared statements, kept reads,
- * the listening connection, quota blocks): it lives as long as the pool and goes with it.
+ * The process is given its engine where it opens the database (runtime/process.ts) and carries it
+ * in its deps (services/container.ts): what holds the deps calls a port (`deps.engine.reads`,
+ * `.locks`, `.webhookWork`, `.quotas`, `.partitions`, `.pools`). The domain works on a handle (a
+ * pool, a replica's pool, a transaction) and calls db/'s functions on it (`selectRows`, the row
+ * locks, `announceWebhookWork`, `keptForVersion`), which ask the engine of that handle
+ * ({@link engineOfHandle}).
+ *
+ * Each engine holds the process's state about its database (prepared statements, kept reads, the
+ * listening connection, quota blocks) privately: it lives as long as the pool and goes with it.
  */
 
 /** The databases the service runs on. */
@@ -109,49 +115,6 @@ export interface PoolUsage {
   readonly waiting: number;
 }
 
-/** rate-limiter-flexible's options for a store on the service's database (the sign-in guard's). */
-export interface StoredLimiterOptions {
-  readonly keyPrefix: string;
-  readonly points: number;
-  readonly duration: number;
-  readonly tableName: string;
-}
-
-/** A result kept while the version it was computed under holds (db/version-kept.ts). */
-export interface KeptResult {
-  readonly version: number;
-  readonly value: unknown;
-}
-
-/** A key's counter after a request: its requests in the window, and the epoch ms the window ends. */
-export interface Counted {
-  readonly points: number;
-  readonly expire: number;
-}
-
-/** A spend folded into a caller's own statement (PostgreSQL), bound by name: see {@link QuotaCounters.folding}. */
-export interface FoldedSpendSql {
-  /**
-   * A data-modifying statement for a `with` clause: for each row of `source` for which `condition`
-   * holds, one request of the key `:quota_prefix || keyExpression`; it returns the counter
-   * (`points`, `expire`). Bound by {@link FoldedSpendSql.bindings}.
-   */
-  sql(source: string, keyExpression: string, condition: string): string;
-  /** The bindings of one request, now, for keys that start with `prefix`. */
-  bindings(prefix: string, windowMs: number): { quota_prefix: string; quota_now: number; quota_expire: number };
-}
-
-export interface QuotaCounters {
-  /** Spends one request of `key` (a window of `windowMs`); a key over `limit` may be answered without asking the database. */
-  spend(db: Knex, key: string, limit: number, windowMs: number): Promise<Counted>;
-  /**
-   * How to spend one request inside a statement the caller makes anyway, so that a request that
-   * reads anyway (the bearer token's context) spends its quota in the same round trip
-   * (docs/decisions/0066-postgresql-read-path.md). Undefined where a spend costs no statement.
-   */
-  readonly folding: FoldedSpendSql | undefined;
-}
-
 /** A table kept in partitions by time (db/partitions.ts, docs/decisions/0080-partitions-by-time.md). */
 export interface TimePartitions {
   readonly table: string;
@@ -184,10 +147,14 @@ export interface WorkListener {
 /** Stops listening; what was opened for it is closed with the last listener. */
 export type StopListening = () => Promise<void>;
 
-export interface Engine {
-  readonly name: EngineName;
-  /** Whether the pool reaches the database through a transaction pooler (PgBouncer; `DATABASE_DIRECT_URL`). */
-  readonly pooled: boolean;
+/*
+ * The engine's ports: one small interface per concern. Each engine (db/postgres/engine.ts,
+ * db/sqlite/engine.ts) provides every port and keeps its state (prepared statements, the reader,
+ * kept results, the listening connection, quota blocks) to itself.
+ */
+
+/** Hot reads outside a transaction, and what is kept between them. */
+export interface Reads {
   /**
    * The rows of each hot statement, outside a transaction. PostgreSQL sends them together, prepared,
    * in one round trip (a write among them commits with the others); SQLite reads them from its
@@ -205,6 +172,12 @@ export interface Engine {
   selectJudged(db: Knex, judgement: Statement, read: GatedRead): Promise<Judged>;
   /** A request arrived: what is kept is checked against the database's commits again before it is used. */
   noteRequestArrival(): void;
+  /** The result of `compute` for `key`, kept while `version` holds (db/version-kept.ts). */
+  keptForVersion<Value>(key: string, version: number, compute: () => Promise<Value>): Promise<Value>;
+}
+
+/** Row and transaction locks, the pause between batches, and the locks between processes. */
+export interface Locks {
   /** The query as one that locks the rows it reads until the transaction ends. */
   lockingRows<Query extends Knex.QueryBuilder>(query: Query): Query;
   /** Locks the rows the query selects until the transaction ends, reading only their ids. */
@@ -219,21 +192,35 @@ export interface Engine {
   withAdvisoryLock<T>(lock: AdvisoryLock, work: () => Promise<T>): Promise<T>;
   /** The leadership among every process on the database whose pool `db` is. */
   holdLeadership(db: Knex, options: LeadershipOptions & { readonly retryMs: number }): Leadership;
+}
+
+/** Webhook work between processes: announced by the commit that made it, heard by the dispatchers. */
+export interface WebhookWork {
   /** Announces webhook work to listeners once `db`'s transaction commits (at once outside one). */
-  announceWebhookWork(db: Db): Promise<void>;
+  announce(db: Db): Promise<void>;
   /** Calls `onWork` for every announcement heard, and once each time the listening is (re)opened. */
-  listenForWebhookWork(onWork: () => void, options: ListenOptions): StopListening;
-  /** The API quotas' counters (db/quota-counters.ts). */
-  readonly quotaCounters: QuotaCounters;
+  listen(onWork: () => void, options: ListenOptions): StopListening;
+}
+
+/** The API quotas' counters and rate-limiter-flexible's stores (db/quotas/). */
+export interface Quotas {
+  readonly counters: QuotaCounters;
   /** rate-limiter-flexible's store for this database, on a table a migration made. */
   storedLimiter(db: Knex, options: StoredLimiterOptions): RateLimiterStoreAbstract;
-  /** Results kept per key while their version holds (db/version-kept.ts), the least recently used first out. */
-  readonly kept: Map<string, KeptResult>;
-  /**
-   * The partitions of the tables kept by time (db/partitions.ts): the days ahead made, those wholly
-   * expired dropped. Nothing where tables are plain (SQLite).
-   */
-  keepPartitions(db: Knex, tables: readonly TimePartitions[], now: number): Promise<PartitionUpkeep[]>;
+}
+
+/** The tables kept in partitions by time (db/partitions.ts). */
+export interface Partitions {
+  /** The days ahead made, those wholly expired dropped. Nothing where tables are plain (SQLite). */
+  keep(db: Knex, tables: readonly TimePartitions[], now: number): Promise<PartitionUpkeep[]>;
+}
+
+/** The pool, the pools opened beside it, and what closes with it. */
+export interface Pools {
+  /** Whether the pool reaches the database through a transaction pooler (PgBouncer; `DATABASE_DIRECT_URL`). */
+  readonly pooled: boolean;
+  /** The pool's connections in use and the acquires waiting, as `/metrics` reports them. */
+  usage(db: Knex): PoolUsage;
   /** A second pool on the same database, as another instance of the service would open it. */
   openAgain(): Knex;
   /**
@@ -246,12 +233,23 @@ export interface Engine {
   close(): void;
 }
 
+/** One database's engine: its name (for `PerEngine` picks in db/ and the migrations) and its ports. */
+export interface Engine {
+  readonly name: EngineName;
+  readonly reads: Reads;
+  readonly locks: Locks;
+  readonly webhookWork: WebhookWork;
+  readonly quotas: Quotas;
+  readonly partitions: Partitions;
+  readonly pools: Pools;
+}
+
 /**
  * The engine of each open database, by the connection settings of its knex configuration: knex
  * gives a transaction's client the configuration of the pool it came from (`makeTxClient`), and a
  * copy of it to the migrator (`withUserParams` copies the configuration, not its connection
  * object), so every transaction, nested ones too, and every migration finds its database's engine
- * (test/db/engine.test.ts pins that).
+ * (test/db/library-internals.test.ts pins that).
  */
 const engines = new WeakMap<object, Engine>();
 
@@ -260,23 +258,34 @@ const engineKeyOf = (db: Db): object => {
   return typeof config.connection === 'object' && config.connection !== null ? config.connection : config;
 };
 
-/** The engine a handle (the database or one of its transactions) runs on. */
-export function engineOf(db: Db): Engine {
+/**
+ * The engine a handle (a pool, a replica's pool, or one of their transactions) runs on. The process
+ * is given its engine once, by the services container; this is for what only holds a handle: db/'s
+ * functions the domain calls on the handle it works with (a replica's pool has an engine of its
+ * own, a transaction its pool's), the migrations, and tests' fixtures.
+ */
+export function engineOfHandle(db: Db): Engine {
   const engine = engines.get(engineKeyOf(db));
   if (!engine) throw new Error('This database was not opened by createDatabase (db/connection.ts): it has no engine');
   return engine;
 }
 
+/** A pool and its engine, as `db/connection.ts` opens them. */
+export interface OpenedDatabase {
+  readonly db: Knex;
+  readonly engine: Engine;
+}
+
 /** Gives an opened pool its engine, which closes with it (`db.destroy()`). */
-export function withEngine(db: Knex, engine: Engine): Knex {
+export function withEngine(db: Knex, engine: Engine): OpenedDatabase {
   engines.set(engineKeyOf(db), engine);
   const destroy = db.client.destroy.bind(db.client);
   db.client.destroy = (callback?: (error?: unknown) => void) => {
-    engine.close();
+    engine.pools.close();
     return destroy(callback);
   };
-  return db;
+  return { db, engine };
 }
 
 /** The variant of `variants` for the engine `db` runs on ({@link PerEngine}). */
-export const forEngine = <T>(db: Db, variants: PerEngine<T>): T => variants[engineOf(db).name];
+export const forEngine = <T>(db: Db, variants: PerEngine<T>): T => variants[engineOfHandle(db).name];

@@ -1,5 +1,4 @@
-import type { Knex } from 'knex';
-import { engineOf, type ListenOptions, type StopListening } from './engine';
+import { engineOfHandle } from './engine';
 import type { Db } from './transactions';
 
 export type { ListenOptions, StopListening } from './engine';
@@ -13,17 +12,15 @@ export { LISTENER_NAME, WEBHOOK_WORK_CHANNEL } from './postgres/notifications';
  * writes (the CLI) are found by the poll, which stays the fallback on both (db/sqlite/notifications.ts).
  */
 
+/*
+ * Listening is the engine's `webhookWork.listen`: it calls `onWork` whenever a commit announced
+ * webhook work, from any process on PostgreSQL, from this one on SQLite; and once each time the
+ * listening connection is (re)opened, since what was committed while it was away was not heard.
+ */
+
 /**
  * Announces that `db`'s writes leave webhook work (outbox events, deliveries) for dispatchers. Call
  * it in the transaction that writes them: listeners hear of it once that commits, never before
  * (they would look before the rows are visible) and never after a rollback.
  */
-export const announceWebhookWork = (db: Db): Promise<void> => engineOf(db).announceWebhookWork(db);
-
-/**
- * Calls `onWork` whenever a commit announced webhook work (`announceWebhookWork`), from any process
- * on PostgreSQL, from this one on SQLite; and once each time the listening connection is (re)opened,
- * since what was committed while it was away was not heard.
- */
-export const listenForWebhookWork = (db: Knex, onWork: () => void, options: ListenOptions = {}): StopListening =>
-  engineOf(db).listenForWebhookWork(onWork, options);
+export const announceWebhookWork = (db: Db): Promise<void> => engineOfHandle(db).webhookWork.announce(db);

@@ -1,12 +1,10 @@
-import type { Knex } from 'knex';
-import { engineOf, type PartitionUpkeep, type TimePartitions } from './engine';
-
 /**
  * The high-churn tables kept in partitions by time (docs/decisions/0080-partitions-by-time.md): on
  * PostgreSQL each is range-partitioned by day on one column (migration 019), partitions are made
  * ahead by the housekeeping leader, and a partition whose every row has expired is dropped whole,
  * which writes almost no WAL and leaves no dead rows to vacuum. SQLite keeps plain tables, and both
- * delete the rows of a partly expired day one by one, by the same rule.
+ * delete the rows of a partly expired day one by one, by the same rule. The upkeep is the engine's
+ * `partitions` port, run by the housekeeping leader before the row sweeps.
  */
 export type { PartitionUpkeep, TimePartitions } from './engine';
 
@@ -18,10 +16,3 @@ export const PARTITION_DAYS_AHEAD = 7;
 
 /** The start of the UTC day `at` falls in. */
 export const dayOf = (at: number): number => Math.floor(at / DAY_MS) * DAY_MS;
-
-/**
- * Makes the coming days' partitions and drops those wholly expired, table by table (PostgreSQL);
- * nothing on SQLite, whose tables are plain. Run by the housekeeping leader before the row sweeps.
- */
-export const keepPartitions = (db: Knex, tables: readonly TimePartitions[], now: number): Promise<PartitionUpkeep[]> =>
-  engineOf(db).keepPartitions(db, tables, now);

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { engineOf, type GatedRead, type Judged, type Statement } from './engine';
+import { engineOfHandle, type Statement } from './engine';
 import type { SqlValue } from './rows';
 import type { Db } from './transactions';
 
@@ -22,23 +22,9 @@ export async function selectRows<Row>(
     const result = (await db.raw(sql, params as Knex.RawBinding[] & Knex.ValueDict)) as Row[] | { rows: Row[] };
     return Array.isArray(result) ? result : result.rows;
   }
-  const [rows] = await engineOf(db).select(db as Knex, [{ sql, params, fresh }]);
+  const [rows] = await engineOfHandle(db).reads.select(db as Knex, [{ sql, params, fresh }]);
   return rows as readonly Readonly<Row>[];
 }
-
-/**
- * The rows of each hot statement, outside a transaction: PostgreSQL sends them together in one
- * round trip (a request's token statement and its operation's first read,
- * docs/decisions/0066-postgresql-read-path.md); SQLite reads each from its reader.
- */
-export const selectTogether = (db: Knex, statements: readonly Statement[]): Promise<(readonly unknown[])[]> => engineOf(db).select(db, statements);
-
-/**
- * A judgement's rows and a read only it may allow, outside a transaction: on PostgreSQL in one
- * round trip, on SQLite one after the other ({@link GatedRead}, the bearer check and an operation's
- * first read: docs/decisions/0092-no-read-before-the-token.md).
- */
-export const selectJudged = (db: Knex, judgement: Statement, read: GatedRead): Promise<Judged> => engineOf(db).selectJudged(db, judgement, read);
 
 /** A `:name` binding (not a `::type` cast), as the PostgreSQL engine reads them. */
 const NAMED_BINDING = /(?<![:\w]):([a-z_][a-z0-9_]*)/g;
@@ -98,9 +84,6 @@ function bindingsBeside(own: Readonly<Record<string, SqlValue>>, gate: Readonly<
 export interface ReadAhead {
   readonly rows: readonly unknown[];
 }
-
-/** A request arrived: what the database's engine keeps is checked against commits again before it is used. */
-export const noteRequestArrival = (db: Knex): void => engineOf(db).noteRequestArrival();
 
 /** `(?, ?, ?)` for an `in` list of this many values (at least one: `in ()` is no SQL). */
 export function placeholdersFor(values: readonly SqlValue[]): string {

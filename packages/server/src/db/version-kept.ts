@@ -1,8 +1,35 @@
-import { engineOf } from './engine';
+import { engineOfHandle } from './engine';
 import type { Db } from './transactions';
 
 /** How many results one database keeps, the least recently used going first: a report is a few hundred bytes. */
 const KEPT_RESULTS = 1000;
+
+/** A result kept while the version it was computed under holds. */
+interface KeptResult {
+  readonly version: number;
+  readonly value: unknown;
+}
+
+/**
+ * Results kept per key while their version holds, the least recently used first out: an engine
+ * holds one for its database (its `reads` port), and no one else reaches into it.
+ */
+export class KeptResults {
+  private readonly kept = new Map<string, KeptResult>();
+
+  async keptForVersion<Value>(key: string, version: number, compute: () => Promise<Value>): Promise<Value> {
+    const hit = this.kept.get(key);
+    this.kept.delete(key); // a hit moves to the newest end; a stale entry goes
+    if (hit && hit.version === version) {
+      this.kept.set(key, hit);
+      return hit.value as Value;
+    }
+    const value = await compute();
+    if (this.kept.size >= KEPT_RESULTS) this.kept.delete(this.kept.keys().next().value as string);
+    this.kept.set(key, { version, value });
+    return value;
+  }
+}
 
 /**
  * The result of `compute` for `key`, kept per database (its engine holds them) while `version` is
@@ -12,17 +39,5 @@ const KEPT_RESULTS = 1000;
  * Inside a transaction nothing is kept (its own uncommitted writes may be in play). The value is
  * shared between callers: it must not be changed.
  */
-export async function keptForVersion<Value>(db: Db, key: string, version: number, compute: () => Promise<Value>): Promise<Value> {
-  if (db.isTransaction) return compute();
-  const kept = engineOf(db).kept;
-  const hit = kept.get(key);
-  kept.delete(key); // a hit moves to the newest end; a stale entry goes
-  if (hit && hit.version === version) {
-    kept.set(key, hit);
-    return hit.value as Value;
-  }
-  const value = await compute();
-  if (kept.size >= KEPT_RESULTS) kept.delete(kept.keys().next().value as string);
-  kept.set(key, { version, value });
-  return value;
-}
+export const keptForVersion = <Value>(db: Db, key: string, version: number, compute: () => Promise<Value>): Promise<Value> =>
+  db.isTransaction ? compute() : engineOfHandle(db).reads.keptForVersion(key, version, compute);

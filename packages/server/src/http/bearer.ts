@@ -3,7 +3,7 @@ import { ApiError } from '../core/errors';
 import { ownValue } from '../core/records';
 import { checkSecret } from '../credentials/secrets';
 import { fromJsonList } from '../db/json-lists';
-import { type ReadAhead, readWhile, type Statement, selectJudged, selectTogether } from '../db/reads';
+import { type ReadAhead, readWhile, type Statement } from '../db/reads';
 import { satisfiesAny } from '../platform/scopes';
 import { storeMigrating } from '../platform/stores';
 import {
@@ -152,7 +152,7 @@ async function loadTokenContext(
   let row: SpendingRow | undefined;
   let readRows: readonly unknown[] | undefined;
   if (firstRead) {
-    const judged = await selectJudged(services.db, token, {
+    const judged = await services.engine.reads.selectJudged(services.db, token, {
       statement: firstRead,
       gated: () => readForIssuedToken(firstRead, { token_hash: tokenHash, store_id: storeId, now }),
       // Where the read follows the judgement (SQLite): the checks of a token that lets it through, but the store's moving.
@@ -166,7 +166,7 @@ async function loadTokenContext(
     [row] = judged.judgement as SpendingRow[];
     readRows = judged.read;
   } else {
-    [[row]] = (await selectTogether(services.db, [token])) as [SpendingRow[]];
+    [[row]] = (await services.engine.reads.select(services.db, [token])) as [SpendingRow[]];
   }
   const loaded: LoadedContext = { row, ...(liveness ? { liveness } : {}), ...(readRows ? { readAhead: { rows: readRows } } : {}) };
   if (row?.quota_points == null || row.quota_expire == null) return loaded;

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { Knex } from 'knex';
 import type { Clock } from '../core/clock';
 import { type RequestTrace, traceOfRequest } from '../core/trace-context';
-import { noteRequestArrival } from '../db/reads';
+import type { Reads } from '../db/engine';
 
 /**
  * An `X-Request-Id` a caller (a load balancer, a proxy, an app) may have the service keep: up to
@@ -18,7 +17,7 @@ export function keptRequestId(header: string | string[] | undefined): string | u
 }
 
 /**
- * What every request starts with: kept reads checked again (db/reads), its id, its trace, the
+ * What every request starts with: kept reads checked again (the engine's reads), its id, its trace, the
  * instant it arrived (`res.locals.receivedAt`), and its query parsed once: Express 5's `req.query`
  * is a getter that parses the query string again on every read.
  *
@@ -27,9 +26,9 @@ export function keptRequestId(header: string | string[] | undefined): string | u
  * echoed in the `X-Request-Id` answer header and logged beside it; without one, the header carries
  * the UUID. The trace: W3C `traceparent`/`tracestate` (core/trace-context).
  */
-export function requestContext(clock: Clock, db: Knex): RequestHandler {
+export function requestContext(clock: Clock, reads: Reads): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
-    noteRequestArrival(db);
+    reads.noteRequestArrival();
     const requestId = randomUUID();
     const callerRequestId = keptRequestId(req.headers['x-request-id']);
     res.locals.requestId = requestId;

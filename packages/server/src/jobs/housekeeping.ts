@@ -44,7 +44,7 @@ export function runHousekeeping(deps: Deps, limits?: SweepLimits): Promise<Table
 export function runHousekeeping(deps: Deps, limits: SweepLimits, leadership: Rounds): Promise<TableSweep[] | undefined>;
 export async function runHousekeeping(deps: Deps, limits: SweepLimits = SWEEP_LIMITS, leadership?: Rounds): Promise<TableSweep[] | undefined> {
   const rounds: Rounds = leadership ?? { round: (work) => work(deps.db) };
-  const sweeps = await rounds.round((db) => deleteExpired({ db, clock: deps.clock }, EXPIRY_RULES, limits));
+  const sweeps = await rounds.round((db) => deleteExpired({ db, engine: deps.engine, clock: deps.clock }, EXPIRY_RULES, limits));
   if (sweeps === undefined) return undefined;
   await rounds.round((db) => repairWebhookQueues(db, deps.clock.now()));
   return sweeps;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { POLICY_LEASE_MS } from '../core/limits';
-import { listenForWebhookWork, type StopListening } from '../db/notifications';
+import type { StopListening } from '../db/engine';
 import { type AttemptMade, attemptDelivery, type DeliveryDeps, recordAndClaim, recordAttempts, releaseClaims } from '../domain/webhooks/delivery/attempts';
 import { type ClaimedDelivery, claimDeliveries } from '../domain/webhooks/delivery/claims';
 import { FAN_OUT_BATCH, fanOut } from '../domain/webhooks/delivery/fan-out';
@@ -309,7 +309,7 @@ export function createDispatcher(deps: DeliveryDeps, options: DispatcherOptions 
     start() {
       if (running) return;
       running = true;
-      stopListening = listenForWebhookWork(deps.db, announced, { logError });
+      stopListening = deps.engine.webhookWork.listen(announced, { logError });
       loop = cycle();
     },
     async stop() {

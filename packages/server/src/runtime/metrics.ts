@@ -1,12 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Knex } from 'knex';
 import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { Clock } from '../core/clock';
 import type { MetricsConfig } from '../core/config';
 import { StartError } from '../core/start-error';
-import { isPooled, poolUsageOf } from '../db/pool';
 import type { ReadReplicas } from '../db/read-routing';
+import type { Deps } from '../services/container';
 import { type Metrics, methodLabel } from '../services/metrics';
 import { outboxBacklog } from '../services/outbox';
 
@@ -29,7 +27,7 @@ const WEBHOOK_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15];
 export interface MetricsRegistry extends Metrics {
   readonly registry: Registry;
   /** Times the queries run through `db` (Knex's query events) and reads its pool and outbox at each scrape. */
-  watchDatabase(db: Knex, clock: Clock): void;
+  watchDatabase(deps: Deps): void;
   /** Reads each replica's state and lag at each scrape. */
   watchReplicas(replicas: ReadReplicas): void;
 }
@@ -106,13 +104,13 @@ export function createMetrics(): MetricsRegistry {
       claimed.inc(deliveries);
     },
     routedRead: (servedBy, reason) => routedReads.inc({ served_by: servedBy, reason }),
-    watchDatabase: (db, clock) => watchDatabase(registry, db, clock),
+    watchDatabase: (deps) => watchDatabase(registry, deps),
     watchReplicas: (replicas) => watchReplicas(registry, replicas),
   };
 }
 
 /** The query-duration histogram (Knex's events), and the pool's and the outbox's gauges, read when scraped. */
-function watchDatabase(registry: Registry, db: Knex, clock: Clock): void {
+function watchDatabase(registry: Registry, { db, engine, clock }: Deps): void {
   const queries = new Histogram({
     name: 'svc_db_query_duration_seconds',
     help: 'Duration of database queries run through Knex, by outcome (ok or error).',
@@ -144,10 +142,10 @@ function watchDatabase(registry: Registry, db: Knex, clock: Clock): void {
     help: 'Database connections checked out of the pool.',
     registers: [registry],
     collect() {
-      this.set(poolUsageOf(db).inUse);
+      this.set(engine.pools.usage(db).inUse);
     },
   });
-  const pooled = isPooled(db) ? 1 : 0;
+  const pooled = engine.pools.pooled ? 1 : 0;
   new Gauge({
     name: 'svc_db_pooled',
     help: 'Whether DATABASE_URL goes through a transaction pooler (DATABASE_DIRECT_URL is set): then the pool counts client connections to the pooler, and 2-3 direct sessions per process are outside it.',
@@ -162,7 +160,7 @@ function watchDatabase(registry: Registry, db: Knex, clock: Clock): void {
     help: 'Requests for a connection waiting on the pool (all connections in use).',
     registers: [registry],
     collect() {
-      this.set(poolUsageOf(db).waiting);
+      this.set(engine.pools.usage(db).waiting);
     },
   });
   // Both outbox gauges come from one query per scrape, shared by their two collect calls.

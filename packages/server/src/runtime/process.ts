@@ -2,7 +2,8 @@ import type { Knex } from 'knex';
 import { systemClock } from '../core/clock';
 import { type Config, metricsUrl } from '../core/config';
 import { waitForDatabase } from '../db/availability';
-import { claimForServer, createDatabase, type DatabaseLog, describeDatabase, openReplicas } from '../db/connection';
+import { claimForServer, type DatabaseLog, describeDatabase, openDatabase, openReplicas } from '../db/connection';
+import type { Engine } from '../db/engine';
 import { stderrLog } from '../db/knex-log';
 import { migrateToLatest } from '../db/migrate';
 import type { ReadReplicas } from '../db/read-routing';
@@ -74,7 +75,7 @@ interface KeptMetrics {
 
 export async function assembleProcess(role: ProcessRole, config: Config, options: AssemblyOptions = {}): Promise<ServiceProcess> {
   const claim = role === 'server' ? claimForServer(config) : undefined;
-  const database = createDatabase(config, options.databaseLog ? { log: options.databaseLog } : {});
+  const { db: database, engine } = openDatabase(config, options.databaseLog ? { log: options.databaseLog } : {});
   let metricsListening: MetricsListening | undefined;
   let replicas: ReadReplicas | undefined;
   let closing: Promise<void> | undefined;
@@ -88,8 +89,8 @@ export async function assembleProcess(role: ProcessRole, config: Config, options
   let kept: KeptMetrics | undefined;
   try {
     if (role === 'server') await prepareDatabase(config, database, options);
-    if (role === 'server') replicas = openReplicas(config, database, (line) => (options.databaseLog ?? stderrLog).warn(line));
-    kept = role !== 'command' && config.metrics ? await keepMetrics(database, replicas) : undefined;
+    if (role === 'server') replicas = openReplicas(config, database, engine.pools, (line) => (options.databaseLog ?? stderrLog).warn(line));
+    kept = role !== 'command' && config.metrics ? await keepMetrics(database, engine, replicas) : undefined;
   } catch (error) {
     await close();
     throw error;
@@ -97,7 +98,7 @@ export async function assembleProcess(role: ProcessRole, config: Config, options
   let built: Promise<Services> | undefined;
   const services = () =>
     (built ??= (async () => {
-      const made = servicesFromConfig(config, database, kept?.registry, replicas);
+      const made = servicesFromConfig(config, database, engine, kept?.registry, replicas);
       await verifySealingKey(made);
       return made;
     })());
@@ -105,7 +106,7 @@ export async function assembleProcess(role: ProcessRole, config: Config, options
     role,
     config,
     database,
-    deps: { db: database, clock: systemClock },
+    deps: { db: database, engine, clock: systemClock },
     services,
     async serveMetrics() {
       if (!kept || !config.metrics) return undefined;
@@ -138,10 +139,10 @@ async function prepareDatabase(config: Config, database: Knex, { log, signal }: 
  * Metrics are kept only when METRICS_PORT asks, and prom-client is loaded only then (its CPU metric
  * loads OpenTelemetry's API package for exemplars).
  */
-async function keepMetrics(database: Knex, replicas: ReadReplicas | undefined): Promise<KeptMetrics> {
+async function keepMetrics(database: Knex, engine: Engine, replicas: ReadReplicas | undefined): Promise<KeptMetrics> {
   const prometheus = await import('./metrics.js');
   const registry = prometheus.createMetrics();
-  registry.watchDatabase(database, systemClock);
+  registry.watchDatabase({ db: database, engine, clock: systemClock });
   if (replicas?.configured) registry.watchReplicas(replicas);
   return { registry, prometheus };
 }

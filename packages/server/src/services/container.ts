@@ -5,6 +5,7 @@ import { type Clock, systemClock } from '../core/clock';
 import { type Config, ConfigError, type Environment } from '../core/config';
 import { QUOTA_WINDOW_MS } from '../core/limits';
 import { derivedKey, developmentKey, SECRET_KEY_FILE, type Sealer, sealerOf } from '../credentials/sealing';
+import type { Engine } from '../db/engine';
 import { noReplicas, type ReadReplicas } from '../db/read-routing';
 import { publishedApiVersions, type VersionUseLog, versionUseLog } from './api-versions';
 import { type Metrics, noMetrics } from './metrics';
@@ -13,9 +14,11 @@ import { type Readiness, readinessOf } from './readiness';
 import { type ServiceKeys, serviceKeys } from './service-keys';
 import { type AddressPolicy, httpTransport, type Resolver, type WebhookTransport } from './webhook-transport';
 
-/** What every domain function works with: the database and the clock (both injected, never global). */
+/** What every domain function works with: the database, its engine's ports and the clock (all injected, never global). */
 export interface Deps {
   readonly db: Knex;
+  /** The database's engine, by concern (db/engine.ts): reads, locks, webhook work, quotas, partitions, pools. */
+  readonly engine: Engine;
   readonly clock: Clock;
 }
 
@@ -76,6 +79,8 @@ export interface WebhookOptions {
 
 export interface ServiceOptions {
   db: Knex;
+  /** `db`'s engine, as db/connection.ts opened it with `db`. */
+  engine: Engine;
   clock?: Clock;
   rateLimits: Config['rateLimits'];
   /** What seals (`SECRET_KEY`, `SECRET_KEYS` or the data directory's key); without one, a key derived from a public text, for tests and tools. */
@@ -94,6 +99,7 @@ export interface ServiceOptions {
 /** Quota counters live in PostgreSQL when several instances share it, in memory on SQLite (one server process). */
 export function createServices({
   db,
+  engine,
   clock = systemClock,
   rateLimits,
   sealer,
@@ -107,8 +113,9 @@ export function createServices({
   const policy: AddressPolicy = { allowLoopback: environment !== 'production' };
   return {
     db,
+    engine,
     clock,
-    limiter: rateLimiter(db),
+    limiter: rateLimiter(db, engine.quotas.counters),
     quotas: {
       installation: { policy: 'installation', limit: rateLimits.perInstallation, windowMs: QUOTA_WINDOW_MS },
       client: { policy: 'client', limit: rateLimits.perClient, windowMs: QUOTA_WINDOW_MS },
@@ -121,7 +128,7 @@ export function createServices({
       retryScheduleMs: webhooks.retryScheduleMs ?? RETRY_SCHEDULE_MS,
       attemptsPerSubscription: webhooks.attemptsPerSubscription ?? ATTEMPTS_PER_SUBSCRIPTION,
     },
-    readiness: readinessOf(db, replicas),
+    readiness: readinessOf(db, engine.pools, replicas),
     apiVersions,
     metrics,
     issuer,
@@ -147,9 +154,10 @@ export function sealerFromConfig(config: Pick<Config, 'secretKeys' | 'databaseUr
 }
 
 /** The services of a running process (the server, `svc worker`): its sealing keys and webhook settings. */
-export function servicesFromConfig(config: Config, db: Knex, metrics: Metrics = noMetrics, replicas?: ReadReplicas): Services {
+export function servicesFromConfig(config: Config, db: Knex, engine: Engine, metrics: Metrics = noMetrics, replicas?: ReadReplicas): Services {
   return createServices({
     db,
+    engine,
     metrics,
     ...(replicas ? { replicas } : {}),
     rateLimits: config.rateLimits,

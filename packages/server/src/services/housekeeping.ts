@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Clock } from '../core/clock';
-import { keepPartitions, type TimePartitions } from '../db/partitions';
+import type { Partitions } from '../db/engine';
+import type { TimePartitions } from '../db/partitions';
 
 /**
  * When the rows of one table are no longer needed. Each rule sits beside the code that writes its
@@ -85,17 +86,17 @@ async function sweepTable(db: Knex, rule: ExpiryRule, now: number, limits: Sweep
  * Deletes what every rule says has expired, table by table (on PostgreSQL the partitioned tables'
  * whole days first, and their days ahead made: db/partitions.ts), each statement its own transaction,
  * so that requests are served between batches even on SQLite's single connection. `now` is read
- * once: a run judges every row against the same instant. (It takes the db and clock of `Deps`
+ * once: a run judges every row against the same instant. (It takes the db, engine and clock of `Deps`
  * without naming it: services.ts imports the rate limiter, whose rule is an ExpiryRule.)
  */
 export async function deleteExpired(
-  { db, clock }: { db: Knex; clock: Clock },
+  { db, engine, clock }: { db: Knex; engine: { readonly partitions: Partitions }; clock: Clock },
   rules: readonly ExpiryRule[],
   limits: SweepLimits = SWEEP_LIMITS,
 ): Promise<TableSweep[]> {
   const now = clock.now();
   // Whole partitions first: the row sweep then finds only the rows of days partly expired.
-  const upkeeps = await keepPartitions(db, partitionedTables(rules), now);
+  const upkeeps = await engine.partitions.keep(db, partitionedTables(rules), now);
   const sweeps: TableSweep[] = [];
   for (const rule of rules) {
     const sweep = await sweepTable(db, rule, now, limits);

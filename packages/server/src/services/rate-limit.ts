@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 import { ApiError } from '../core/errors';
-import { API_QUOTAS_TABLE, quotaCountersOf } from '../db/quota-counters';
+import { API_QUOTAS_TABLE, type QuotaCounters } from '../db/quotas/counters';
 import type { ExpiryRule } from './housekeeping';
 
-export { API_QUOTAS_TABLE } from '../db/quota-counters';
+export { API_QUOTAS_TABLE } from '../db/quotas/counters';
 
 /** One window of a quota, as the IETF RateLimit header fields describe it. */
 export interface Quota {
@@ -33,7 +33,7 @@ export interface RateLimiter {
  * One request of a quota spent inside the caller's own statement, so that a request that reads
  * anyway (the bearer token's context) spends its quota in the same round trip
  * (docs/decisions/0066-postgresql-read-path.md). It counts in the same rows as
- * {@link RateLimiter.take} (db/postgres/quota-counters.ts).
+ * {@link RateLimiter.take} (db/quotas/postgres.ts).
  */
 export interface FoldedSpend {
   /**
@@ -73,11 +73,10 @@ const keyPrefixOf = (quota: Quota) => `${quota.policy}:`;
 /**
  * Quotas per key (docs/decisions/0058-api-quotas-and-one-sqlite-server.md): a key's window opens
  * with its first request and lasts `windowMs`; the limit's requests pass, the next are refused
- * until the window ends. The counts are the database's quota counters (db/quota-counters.ts): rows
+ * until the window ends. The counts are the database's quota counters (db/quotas/): rows
  * every instance shares on PostgreSQL, the one server process's memory on SQLite.
  */
-export function rateLimiter(db: Knex): RateLimiter {
-  const counters = quotaCountersOf(db);
+export function rateLimiter(db: Knex, counters: QuotaCounters): RateLimiter {
   // Per quota object (the services' quotas are made once): no key prefix or fold is built per request.
   const folds = new WeakMap<Quota, FoldedSpend>();
   const checked = new WeakSet<Quota>();

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { databaseAnswers } from '../db/availability';
+import type { Pools } from '../db/engine';
 import { pendingMigrations } from '../db/migrate';
-import { isPooled } from '../db/pool';
 import type { ReadReplicas, ReplicaStatus } from '../db/read-routing';
 
 /** How long readiness waits for `select 1`: a probe must answer well within an orchestrator's timeout (1 s by default). */
@@ -21,7 +21,7 @@ export interface Readiness {
   database(): { readonly pooled: boolean; readonly replicas: readonly ReplicaStatus[] };
 }
 
-export function readinessOf(db: Knex, replicas: ReadReplicas): Readiness {
+export function readinessOf(db: Knex, pools: Pools, replicas: ReadReplicas): Readiness {
   let draining = false;
   // Once the schema has caught up with this build it stays so: only a newer build adds migrations.
   let migrated = false;
@@ -32,7 +32,7 @@ export function readinessOf(db: Knex, replicas: ReadReplicas): Readiness {
     drain() {
       draining = true;
     },
-    database: () => ({ pooled: isPooled(db), replicas: replicas.status() }),
+    database: () => ({ pooled: pools.pooled, replicas: replicas.status() }),
     async notReadyBecause() {
       if (draining) return 'the instance is stopping';
       if (!(await databaseAnswers(db, READINESS_PROBE_MS))) return 'the database does not answer';

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Clock } from '../core/clock';
 import { ConfigError } from '../core/config';
 import { type Sealer, sealedKeyId, sealedUnder, UnreadableSealedValue } from '../credentials/sealing';
-import { pauseBetweenBatches } from '../db/locks';
+import type { Engine } from '../db/engine';
 import { inTransaction } from '../db/transactions';
 
 /**
@@ -27,6 +27,7 @@ interface CheckRow {
 /** What the check and the re-sealing work with. */
 export interface SealingDeps {
   readonly db: Knex;
+  readonly engine: Engine;
   readonly clock: Clock;
   readonly sealer: Sealer;
 }
@@ -146,7 +147,7 @@ function stale(db: Knex | Knex.Transaction, sealed: SealedColumn, sealer: Sealer
 /** One pass over a column in key order, a short transaction per batch; each row is updated only if it is still as read. */
 async function resealColumn(deps: SealingDeps, sealed: SealedColumn, now: number, limits: ResealLimits): Promise<ColumnReseal> {
   const { db, sealer } = deps;
-  const pause = pauseBetweenBatches(db);
+  const pause = deps.engine.locks.pauseBetweenBatches;
   let resealed = 0;
   let changedMeanwhile = 0;
   const unreadable: UnreadableValue[] = [];
@@ -230,10 +231,11 @@ export async function resealAll(deps: SealingDeps, columns: readonly SealedColum
 }
 
 /** Moves the check under the sealing key (it must open under the ring first); false when it does not open. */
-async function resealCheck({ db, clock, sealer }: SealingDeps): Promise<boolean> {
+async function resealCheck(deps: SealingDeps): Promise<boolean> {
+  const { db, clock, sealer } = deps;
   const check = await readCheck(db);
   if (!check) {
-    await verifySealingKey({ db, clock, sealer });
+    await verifySealingKey(deps);
     return true;
   }
   if (sealer.isCurrent(check.canary_sealed)) return true;

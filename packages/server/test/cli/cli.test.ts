@@ -14,7 +14,6 @@ import { terminalProgress } from '../../src/cli/svc';
 import { ManualClock, toIso } from '../../src/core/clock';
 import { hashSecret } from '../../src/credentials/secrets';
 import { SESSION_MS, startSession } from '../../src/dashboard/sessions';
-import { holdLeadership } from '../../src/db/locks';
 import { migrateToLatest, pendingMigrations, rollbackAll } from '../../src/db/migrate';
 import { migrations } from '../../src/db/migrations';
 import { EXPIRY_RULES } from '../../src/jobs/housekeeping';
@@ -24,7 +23,7 @@ import { seedDemoCatalog } from '../../src/seeds/demo-catalog';
 import { createServices, type Deps } from '../../src/services/container';
 import { storeApi } from '../support/auth-steps';
 import { until } from '../support/built-server';
-import { testDatabases } from '../support/databases';
+import { depsOf, leadershipOn, testDatabases } from '../support/databases';
 
 type JsonObject = Record<string, unknown>;
 
@@ -55,7 +54,7 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
   beforeAll(async () => {
     db = await testDatabase.open();
     await migrateToLatest(db);
-    deps = { db, clock };
+    deps = depsOf(db, clock);
   });
   afterAll(() => testDatabase.close());
 
@@ -406,7 +405,7 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
       let api: Express;
 
       beforeAll(() => {
-        const services = createServices({ db, clock, rateLimits: { perInstallation: 1000, perClient: 1000 }, webhooks: { environment: 'test' } });
+        const services = createServices({ ...deps, rateLimits: { perInstallation: 1000, perClient: 1000 }, webhooks: { environment: 'test' } });
         api = createApp({ config: { validateResponses: true, exposeInternalErrors: true }, services });
       });
 
@@ -514,7 +513,7 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
 
     if (testDatabase.name === 'postgres') {
       it('does nothing beside a server that leads housekeeping, and says so (exit 1): it never sweeps or keeps partitions beside the leader', async () => {
-        const leader = holdLeadership(await testDatabase.openAnother(), { retryMs: 20 });
+        const leader = leadershipOn(await testDatabase.openAnother(), { retryMs: 20 });
         try {
           await until(async () => leader.held);
           expect(await svc(['housekeeping'])).toEqual({
@@ -825,7 +824,7 @@ describe.each(testDatabases())('svc on $name', (testDatabase) => {
       const begun = new Promise<void>((resolve) => {
         askToStop = resolve;
       });
-      const services = createServices({ db, clock, rateLimits: { perInstallation: 1000, perClient: 1000 }, webhooks: { environment: 'test' } });
+      const services = createServices({ ...deps, rateLimits: { perInstallation: 1000, perClient: 1000 }, webhooks: { environment: 'test' } });
       const err: string[] = [];
       const out: string[] = [];
       const code = await runCli(['worker', '--concurrency', '2'], {
@@ -923,7 +922,7 @@ describe.each(testDatabases())('svc and the schema of a new $name database', (te
 
   beforeAll(async () => {
     db = await testDatabase.open();
-    deps = { db, clock: new ManualClock() };
+    deps = depsOf(db, new ManualClock());
   });
   afterAll(() => testDatabase.close());
 

@@ -1,4 +1,5 @@
 import { loadConfig, settingsTable } from '../../src/core/config';
+import { engineOfHandle } from '../../src/db/engine';
 import { servicesFromConfig } from '../../src/services/container';
 import { unreadDatabase } from '../support/databases';
 
@@ -58,7 +59,7 @@ describe('PUBLIC_URL: the origin clients reach the service at, the OAuth issuer'
 
   it("is the services' issuer, and has a row in the deploy guide's settings table", async () => {
     const config = loadConfig({ PUBLIC_URL: 'https://api.example.com', SECRET_KEY: 'b'.repeat(64) });
-    expect(servicesFromConfig(config, db).issuer).toBe('https://api.example.com');
+    expect(servicesFromConfig(config, db, engineOfHandle(db)).issuer).toBe('https://api.example.com');
     expect(settingsTable()).toMatch(/^\| `PUBLIC_URL` \| `http:\/\/localhost:<PORT>` \(not in production\) \| .*issuer.*Required by the server in production/m);
   });
 });

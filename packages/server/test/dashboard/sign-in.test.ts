@@ -2,6 +2,7 @@ import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/core/config';
 import * as passwords from '../../src/credentials/passwords';
 import { ADDRESS_BLOCK_S, FAILURES_IN_A_ROW, FAILURES_PER_ADDRESS_PER_DAY, FIRST_PAIR_BLOCK_S, SIGN_IN_LIMITS_TABLE } from '../../src/dashboard/sign-in-guard';
+import { engineOfHandle } from '../../src/db/engine';
 import { createServices } from '../../src/services/container';
 import { testDatabases } from '../support/databases';
 import { BrowserAt, type PlainResponse } from '../support/from-address';
@@ -195,7 +196,10 @@ describe.each(testDatabases())('dashboard sign-in protection on $name, over HTTP
   it('two instances of the service on one database share the counters', async () => {
     const owner = await createTestStore(h);
     const secondDatabase = await testDatabase.openAnother();
-    const second = await anotherApp({}, createServices({ db: secondDatabase, clock: h.clock, rateLimits: { perInstallation: 1000, perClient: 1000 } }));
+    const second = await anotherApp(
+      {},
+      createServices({ db: secondDatabase, engine: engineOfHandle(secondDatabase), clock: h.clock, rateLimits: { perInstallation: 1000, perClient: 1000 } }),
+    );
     const throughFirst = browserAt('127.0.0.1');
     const throughSecond = browserAt('127.0.0.1', second);
     for (let failure = 1; failure < FAILURES_IN_A_ROW; failure += 1)

@@ -4,8 +4,9 @@ import path from 'node:path';
 /**
  * One engine per database, chosen once (docs/decisions/0075-one-engine-per-database.md): outside
  * `db/` no file asks which database it is on, reaches a driver, or picks a library's store by
- * database. It calls `db/`'s functions; a statement that must differ per database is given as one
- * variant per engine (`PerEngine`, picked by `forEngine`).
+ * database, nor finds the engine from a handle: it is given the engine's ports (the deps' `engine`)
+ * or calls `db/`'s functions; a statement that must differ per database is given as one variant per
+ * engine (`PerEngine`, picked by `forEngine`).
  */
 const SRC = path.join(__dirname, '../../src');
 
@@ -14,7 +15,7 @@ const FORBIDDEN: readonly [RegExp, string][] = [
   [/client\.config\b|\.client\.(pool|acquire|connectionSettings)/, "reads knex's client"],
   [/from '(pg|better-sqlite3)'/, 'imports a database driver'],
   [/from '[./]*db\/(postgres|sqlite)\//, "imports an engine's own module"],
-  [/\bengineOf\b/, 'reaches the engine instead of the functions of db/'],
+  [/\bengineOf(Handle)?\b/, 'finds the engine from a handle instead of being given its ports (services container)'],
   [/RateLimiter(Postgres|SQLite|Memory)\b/, "picks rate-limiter-flexible's store"],
   [/['"](pg|better-sqlite3)['"]\s*[!=]==|[!=]==\s*['"](pg|better-sqlite3)['"]/, 'compares a client name'],
 ];
@@ -46,6 +47,7 @@ describe('the database engines', () => {
       "import pg from 'pg';",
       "import { x } from '../db/sqlite/reader';",
       'db.client.config.client',
+      "import { engineOfHandle } from '../db/engine';",
     ];
     for (const line of sample) expect(FORBIDDEN.some(([pattern]) => pattern.test(line))).toBe(true);
   });

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { engineOf } from '../../src/db/engine';
+import { engineOfHandle } from '../../src/db/engine';
 import { poolUsageOf } from '../../src/db/pool';
 import { clientInternalsOf, outermostOf, settledOf } from '../../src/db/sqlite/internals';
 import { testDatabases } from '../support/databases';
@@ -20,11 +20,11 @@ describe.each(testDatabases())('library internals the engine relies on, on $name
   afterAll(() => testDatabase.close());
 
   it("knex gives a transaction's client, nested ones too, its pool's configuration: the engine is found from any of them", async () => {
-    const engine = engineOf(db);
+    const engine = engineOfHandle(db);
     await db.transaction(async (trx) => {
-      expect(engineOf(trx)).toBe(engine);
+      expect(engineOfHandle(trx)).toBe(engine);
       await trx.transaction(async (nested) => {
-        expect(engineOf(nested)).toBe(engine);
+        expect(engineOfHandle(nested)).toBe(engine);
         expect(outermostOf(nested)).toBe(trx);
       });
     });
@@ -32,10 +32,13 @@ describe.each(testDatabases())('library internals the engine relies on, on $name
 
   it("knex's pool (tarn) counts the connections in use and the acquires waiting", async () => {
     await db.raw('select 1');
+    const { pools } = engineOfHandle(db);
     await db.transaction(async () => {
       expect(poolUsageOf(db)).toEqual({ inUse: 1, waiting: 0 });
+      expect(pools.usage(db)).toEqual({ inUse: 1, waiting: 0 });
     });
     expect(poolUsageOf(db)).toEqual({ inUse: 0, waiting: 0 });
+    expect(pools.usage(db)).toEqual({ inUse: 0, waiting: 0 });
   });
 
   if (testDatabase.name === 'sqlite') {

@@ -1,13 +1,13 @@
-import { holdLeadership, type Leadership } from '../../src/db/locks';
+import type { Leadership } from '../../src/db/locks';
 import { until } from '../support/built-server';
-import { describeOnPostgres, testDatabases } from '../support/databases';
+import { describeOnPostgres, leadershipOn, testDatabases } from '../support/databases';
 
 describe.each(testDatabases('sqlite'))('the leader on $name', (testDatabase) => {
   it('is the one server process, at once', async () => {
     const db = await testDatabase.open();
     try {
       const changes: boolean[] = [];
-      const leadership = holdLeadership(db, { onChange: (held) => changes.push(held) });
+      const leadership = leadershipOn(db, { onChange: (held) => changes.push(held) });
       expect(leadership.held).toBe(true);
       expect(changes).toEqual([true]);
       await leadership.stop();
@@ -25,7 +25,7 @@ describeOnPostgres('the leader on PostgreSQL (several instances)', (testDatabase
       const other = await testDatabase.openAnother();
       const changes: string[] = [];
       const lead = (name: string, pool: typeof db) =>
-        holdLeadership(pool, { retryMs: 20, onChange: (held) => changes.push(`${name} ${held ? 'leads' : 'no more'}`) });
+        leadershipOn(pool, { retryMs: 20, onChange: (held) => changes.push(`${name} ${held ? 'leads' : 'no more'}`) });
       const [first, second] = [lead('first', db), lead('second', other)];
       leaderships.push(first, second);
       await until(async () => first.held || second.held);
@@ -49,10 +49,10 @@ describeOnPostgres('the leader on PostgreSQL (several instances)', (testDatabase
     const leaderships: Leadership[] = [];
     try {
       const other = await testDatabase.openAnother();
-      const first = holdLeadership(db, { retryMs: 20 });
+      const first = leadershipOn(db, { retryMs: 20 });
       leaderships.push(first);
       await until(async () => first.held);
-      const second = holdLeadership(other, { retryMs: 20 });
+      const second = leadershipOn(other, { retryMs: 20 });
       leaderships.push(second);
       // The leader's session is ended from outside (a restarted database, a cut network).
       await db.raw("select pg_terminate_backend(pid) from pg_locks where locktype = 'advisory' and classid = ? and objid = ? and granted", [0x737663, 2]);

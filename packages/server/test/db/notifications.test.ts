@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import { createDatabase } from '../../src/db/connection';
-import { announceWebhookWork, listenForWebhookWork, WEBHOOK_WORK_CHANNEL } from '../../src/db/notifications';
+import { engineOfHandle } from '../../src/db/engine';
+import { announceWebhookWork, WEBHOOK_WORK_CHANNEL } from '../../src/db/notifications';
 import { testDatabases } from '../support/databases';
 
 /** Lets every callback already due run: an announcement is heard after the commit's own continuation. */
@@ -30,9 +31,9 @@ describe.each(testDatabases())('webhook work announced on $name', (testDatabase)
   /** A listener on `db` and how often it was told, counted from when it listens. */
   async function listening(): Promise<{ heard: () => number; stop: () => Promise<void> }> {
     let calls = 0;
-    const stop = listenForWebhookWork(db, () => {
+    const stop = engineOfHandle(db).webhookWork.listen(() => {
       calls += 1;
-    });
+    }, {});
     // PostgreSQL tells a listener once when its connection starts listening: what was committed
     // before was not heard.
     if (testDatabase.name === 'postgres') await until(() => calls === 1, 'the connection listens');

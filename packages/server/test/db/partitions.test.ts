@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { uuidV7 } from '../../src/core/ids';
+import { engineOfHandle } from '../../src/db/engine';
 import { migrateToLatest } from '../../src/db/migrate';
-import { DAY_MS, dayOf, keepPartitions, PARTITION_DAYS_AHEAD } from '../../src/db/partitions';
+import { DAY_MS, dayOf, PARTITION_DAYS_AHEAD } from '../../src/db/partitions';
 import { partitionsOf } from '../../src/db/postgres/partitions';
 import { EXPIRY_RULES } from '../../src/jobs/housekeeping';
 import { partitionedTables } from '../../src/services/housekeeping';
@@ -39,7 +40,7 @@ describe.each(testDatabases('sqlite'))('partitions on $name', (testDatabase) => 
   afterAll(() => testDatabase.close());
 
   it('are none: its tables are plain, and the upkeep does nothing', async () => {
-    expect(await keepPartitions(db, TABLES, Date.now())).toEqual([]);
+    expect(await engineOfHandle(db).partitions.keep(db, TABLES, Date.now())).toEqual([]);
   });
 });
 
@@ -96,7 +97,7 @@ describeOnPostgres('partitions by time', (testDatabase) => {
     // Days with events: the first has one not fanned out yet, the second only dispatched ones.
     await db('outbox_events').insert([anEvent(storeId, start + 1000, false), anEvent(storeId, start + DAY_MS + 1000, true)]);
     const later = start + OUTBOX_KEPT_MS + 2 * DAY_MS + 1000;
-    const upkeeps = await keepPartitions(db, TABLES, later);
+    const upkeeps = await engineOfHandle(db).partitions.keep(db, TABLES, later);
     const outbox = upkeeps.find((upkeep) => upkeep.table === 'outbox_events');
     expect(outbox?.created).toEqual(Array.from({ length: PARTITION_DAYS_AHEAD + 1 }, (_, day) => dayName('outbox_events', dayOf(later) + day * DAY_MS)));
     expect(outbox?.dropped).toEqual(expect.arrayContaining(['outbox_events_p_legacy', dayName('outbox_events', start + DAY_MS)]));
@@ -104,7 +105,7 @@ describeOnPostgres('partitions by time', (testDatabase) => {
     expect(await names('outbox_events')).toContain(dayName('outbox_events', start));
     expect(await db('outbox_events').where('occurred_at', start + DAY_MS + 1000)).toEqual([]);
     // A second run has nothing left to make or drop.
-    expect((await keepPartitions(db, TABLES, later)).map((upkeep) => [upkeep.created.length, upkeep.dropped.length])).toEqual([
+    expect((await engineOfHandle(db).partitions.keep(db, TABLES, later)).map((upkeep) => [upkeep.created.length, upkeep.dropped.length])).toEqual([
       [0, 0],
       [0, 0],
       [0, 0],
@@ -115,7 +116,7 @@ describeOnPostgres('partitions by time', (testDatabase) => {
   it('are kept by two leaders racing: each day is made once, and neither fails', async () => {
     const other = await testDatabase.openAnother();
     const at = dayOf(Date.now()) + 60 * DAY_MS;
-    const [first, second] = await Promise.all([keepPartitions(db, TABLES, at), keepPartitions(other, TABLES, at)]);
+    const [first, second] = await Promise.all([engineOfHandle(db).partitions.keep(db, TABLES, at), engineOfHandle(other).partitions.keep(other, TABLES, at)]);
     for (const [index, table] of TABLES.entries()) {
       const made = [...(first[index]?.created ?? []), ...(second[index]?.created ?? [])];
       const expected = Array.from({ length: PARTITION_DAYS_AHEAD + 1 }, (_, day) => dayName(table.table, dayOf(at) + day * DAY_MS));
@@ -127,11 +128,11 @@ describeOnPostgres('partitions by time', (testDatabase) => {
   it('drop a day only under the lock that proved it holds nothing to send: an event dated in the past, committed meanwhile, stays', async () => {
     const day = dayOf(Date.now()) + 90 * DAY_MS;
     const at = day + OUTBOX_KEPT_MS + 2 * DAY_MS;
-    await keepPartitions(db, TABLES, day); // the day and the days after it exist
+    await engineOfHandle(db).partitions.keep(db, TABLES, day); // the day and the days after it exist
     // Every other expired day dropped first, the day kept by an event not fanned out, which then is.
     const waiting = anEvent(storeId, day + 500, false);
     await db('outbox_events').insert(waiting);
-    await keepPartitions(db, TABLES, at);
+    await engineOfHandle(db).partitions.keep(db, TABLES, at);
     await db('outbox_events').where({ id: waiting.id }).update({ dispatched_at: at });
     expect(await names('outbox_events')).toContain(dayName('outbox_events', day));
     // svc simulate's kind of write: an event of an expired day, not fanned out yet, still uncommitted when the upkeep looks.
@@ -140,7 +141,7 @@ describeOnPostgres('partitions by time', (testDatabase) => {
     let upkeep: Promise<unknown> | undefined;
     await writer.transaction(async (trx) => {
       await trx('outbox_events').insert(event);
-      upkeep = keepPartitions(db, TABLES, at);
+      upkeep = engineOfHandle(db).partitions.keep(db, TABLES, at);
       await new Promise((resolve) => setTimeout(resolve, 300));
     });
     await upkeep;
@@ -150,7 +151,7 @@ describeOnPostgres('partitions by time', (testDatabase) => {
 
   it('drop a day of deliveries once each is final and its event past retention; a pending one keeps its day', async () => {
     const start = dayOf(Date.now()) + 120 * DAY_MS;
-    await keepPartitions(db, TABLES, start);
+    await engineOfHandle(db).partitions.keep(db, TABLES, start);
     const { subscriptionId: subscription } = await subscribedInstallation(db, storeId, start);
     const delivery = (at: number, finished: boolean) => ({
       store_id: storeId,
@@ -167,7 +168,7 @@ describeOnPostgres('partitions by time', (testDatabase) => {
     });
     await db('webhook_deliveries').insert([delivery(start + 1000, false), delivery(start + DAY_MS + 1000, true), delivery(start + DAY_MS + 2000, true)]);
     const later = start + OUTBOX_KEPT_MS + 2 * DAY_MS + 1000;
-    const deliveries = (await keepPartitions(db, TABLES, later)).find((upkeep) => upkeep.table === 'webhook_deliveries');
+    const deliveries = (await engineOfHandle(db).partitions.keep(db, TABLES, later)).find((upkeep) => upkeep.table === 'webhook_deliveries');
     expect(deliveries?.dropped).toContain(dayName('webhook_deliveries', start + DAY_MS));
     expect(deliveries?.dropped).not.toContain(dayName('webhook_deliveries', start));
     expect(await db('webhook_deliveries').where({ subscription_id: subscription }).select('state')).toEqual([{ state: 'pending' }]);
@@ -175,7 +176,7 @@ describeOnPostgres('partitions by time', (testDatabase) => {
 
   it('take a claimed delivery’s writes to its one day: its whole key prunes every other partition', async () => {
     const day = dayOf(Date.now()) + 200 * DAY_MS;
-    await keepPartitions(db, TABLES, day);
+    await engineOfHandle(db).partitions.keep(db, TABLES, day);
     const read = await partitionsRead('update webhook_deliveries set attempts = 1 where store_id = ? and id = ? and created_at = ? and claim_token = ?', [
       storeId,
       1,

@@ -2,6 +2,7 @@ import os from 'node:os';
 import type { Knex } from 'knex';
 import request from 'supertest';
 import { createDatabase } from '../../src/db/connection';
+import { engineOfHandle } from '../../src/db/engine';
 import { migrateToLatest } from '../../src/db/migrate';
 import { createDispatcher } from '../../src/jobs/webhook-dispatcher';
 import { createServices } from '../../src/services/container';
@@ -96,6 +97,7 @@ describeWith(PGBOUNCER, 'the service behind PgBouncer in transaction mode', () =
     await subscribe(h, store.store.id, subscriber, { endpoint_url: receiver.url(path), event_types: ['product.created'] });
     const services = createServices({
       db: h.db,
+      engine: engineOfHandle(h.db),
       clock: h.clock,
       rateLimits: { perInstallation: 1000, perClient: 1000 },
       webhooks: { environment: 'test', resolve: localOnlyResolver },

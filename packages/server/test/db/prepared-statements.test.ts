@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import pg from 'pg';
-import { type Statement, selectRows, selectTogether } from '../../src/db/reads';
+import { engineOfHandle } from '../../src/db/engine';
+import { type Statement, selectRows } from '../../src/db/reads';
 
 /** As the engine runs them outside a transaction (db/postgres/prepared-statements.ts). */
 const preparedRows = <Row>(db: Knex, sql: string, params: Statement['params']) => selectRows<Row>(db, sql, params) as Promise<Row[]>;
-const preparedRowSets = selectTogether;
+const preparedRowSets = (db: Knex, statements: readonly Statement[]) => engineOfHandle(db).reads.select(db, statements);
 
 import { describeOnPostgres } from '../support/databases';
 

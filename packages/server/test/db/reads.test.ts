@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3';
 import type { Knex } from 'knex';
 import { createDatabase } from '../../src/db/connection';
-import { noteRequestArrival, readWhile, selectJudged, selectRows, selectTogether } from '../../src/db/reads';
+import { engineOfHandle } from '../../src/db/engine';
+import { readWhile, selectRows } from '../../src/db/reads';
 import { testDatabases } from '../support/databases';
 
 const READ = 'select id, label from read_probe where id = ?';
@@ -33,7 +34,7 @@ describe.each(testDatabases())('hot-path reads (selectRows) on $name', (testData
 
   it('reads several statements together, in order, with `?` values or `:name` bindings (a write with `returning` too on PostgreSQL)', async () => {
     expect(
-      await selectTogether(db, [
+      await engineOfHandle(db).reads.select(db, [
         { sql: READ, params: [2] },
         { sql: 'select label from read_probe where id = :id or label = :label order by id', params: { id: 1, label: 'two' } },
       ]),
@@ -64,7 +65,7 @@ describe.each(testDatabases())('hot-path reads (selectRows) on $name', (testData
     const read = { sql: 'select label from read_probe where id = ?', params: [1] };
     const judge = (wanted: string) => ({ sql: 'select count(*) as labelled from read_probe where label = :wanted', params: { wanted } });
     const judged = (wanted: string) =>
-      selectJudged(db, judge(wanted), {
+      engineOfHandle(db).reads.selectJudged(db, judge(wanted), {
         statement: read,
         gated: () => whileLabelled(read, { wanted }),
         allows: async ([row]) => Number((row as { labelled: number | string }).labelled) > 0,
@@ -123,7 +124,7 @@ describe.each(testDatabases())('hot-path reads (selectRows) on $name', (testData
       try {
         expect(await labelOf(db, 2)).toBe('two');
         elsewhere.prepare('update read_probe set label = ? where id = ?').run('zwei', 2);
-        noteRequestArrival(db);
+        engineOfHandle(db).reads.noteRequestArrival();
         expect(await labelOf(db, 2)).toBe('zwei');
       } finally {
         elsewhere.close();

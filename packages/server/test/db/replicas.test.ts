@@ -4,6 +4,7 @@ import request from 'supertest';
 import { createApp } from '../../src/app';
 import { DEFAULT_REPLICA_TIMEOUT_MS } from '../../src/core/config';
 import { openReplicas } from '../../src/db/connection';
+import { engineOfHandle } from '../../src/db/engine';
 import type { ReadReason, ReadReplicas, ServedBy } from '../../src/db/read-routing';
 import { createMetrics } from '../../src/runtime/metrics';
 import { createServices } from '../../src/services/container';
@@ -38,7 +39,12 @@ describeWith(REPLICA, 'read replicas', () => {
     },
   };
   const replicasOf = (db: Knex): ReadReplicas =>
-    openReplicas({ database: { replicaUrls: [replica.url], replicaMaxLagMs: MAX_LAG_MS, replicaTimeoutMs: TIMEOUT_MS } }, db, (line) => lines.push(line));
+    openReplicas(
+      { database: { replicaUrls: [replica.url], replicaMaxLagMs: MAX_LAG_MS, replicaTimeoutMs: TIMEOUT_MS } },
+      db,
+      engineOfHandle(db).pools,
+      (line) => lines.push(line),
+    );
   const lines: string[] = [];
 
   beforeAll(async () => {
@@ -63,6 +69,7 @@ describeWith(REPLICA, 'read replicas', () => {
     const replicas = replicasOf(db);
     const services = createServices({
       db,
+      engine: engineOfHandle(db),
       clock: h.clock,
       rateLimits: { perInstallation: 1000, perClient: 1000 },
       webhooks: { environment: 'test', resolve: localOnlyResolver },

@@ -9,6 +9,7 @@ import request from 'supertest';
 import { createApp } from '../../src/app';
 import { systemClock } from '../../src/core/clock';
 import { createDatabase } from '../../src/db/connection';
+import { engineOfHandle } from '../../src/db/engine';
 import { migrateToLatest } from '../../src/db/migrate';
 import { installDirectly } from '../../src/oauth/direct-install';
 import { addVersion, registerApp } from '../../src/platform/apps';
@@ -34,7 +35,7 @@ async function openDataDir(): Promise<{ dir: string; db: Knex; services: Service
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-writers-'));
   const db = createDatabase({ databaseUrl: undefined, dataDir: dir });
   await migrateToLatest(db);
-  return { dir, db, services: createServices({ db, clock: systemClock, rateLimits: UNLIMITED }) };
+  return { dir, db, services: createServices({ db, engine: engineOfHandle(db), clock: systemClock, rateLimits: UNLIMITED }) };
 }
 
 /** A store with `count` physical products and an app installed with SCOPES: its id, the products and a token. */

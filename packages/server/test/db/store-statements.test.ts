@@ -5,6 +5,7 @@ import request from 'supertest';
 import { createApp } from '../../src/app';
 import { ManualClock } from '../../src/core/clock';
 import { createDatabase } from '../../src/db/connection';
+import { engineOfHandle } from '../../src/db/engine';
 import { migrateToLatest } from '../../src/db/migrate';
 import { createDispatcher } from '../../src/jobs/webhook-dispatcher';
 import { ALL_SCOPES } from '../../src/platform/scopes';
@@ -89,6 +90,7 @@ describeOnPostgres('every statement on a store table names its store', (testData
     const clock = new ManualClock();
     const services = createServices({
       db,
+      engine: engineOfHandle(db),
       clock,
       rateLimits: { perInstallation: 100_000, perClient: 100_000 },
       webhooks: { environment: 'test', resolve: localOnlyResolver, retryScheduleMs: [1000] },

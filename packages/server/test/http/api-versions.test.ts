@@ -6,7 +6,7 @@ import { runCli } from '../../src/cli/run';
 import { apiVersionRegistry } from '../../src/core/api-versions';
 import { createDispatcher } from '../../src/jobs/webhook-dispatcher';
 import { findInstallationOf } from '../../src/platform/installations';
-import { testDatabases } from '../support/databases';
+import { depsOf, testDatabases } from '../support/databases';
 import { type AppFixture, approveAndGetCode, createTestApp, createTestStore, installWithTokens, type StoreFixture, suiteHarness } from '../support/harness';
 import { codeBody, postToken } from '../support/token-client';
 import { type Receiver, startReceiver } from '../support/webhook-receiver';
@@ -77,7 +77,7 @@ describe.each(testDatabases())('date versions on $name', (testDatabase) => {
   const svc = async (argv: string[]) => {
     const out: string[] = [];
     const err: string[] = [];
-    const io: CliIo = { deps: { db: h.db, clock: h.clock }, apiVersions: FIXTURE, out: (line) => out.push(line), err: (line) => err.push(line) };
+    const io: CliIo = { deps: depsOf(h.db, h.clock), apiVersions: FIXTURE, out: (line) => out.push(line), err: (line) => err.push(line) };
     const code = await runCli(argv, io);
     return { code, out: out.join('\n'), err: err.join('\n') };
   };

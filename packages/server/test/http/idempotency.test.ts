@@ -13,7 +13,7 @@ import {
   type WorkResponse,
 } from '../../src/http/idempotency';
 import type { Deps } from '../../src/services/container';
-import { testDatabases } from '../support/databases';
+import { depsOf, testDatabases } from '../support/databases';
 import { anotherInstance, apiErrorFrom, openStoreApiDatabase } from '../support/store-api';
 
 const PATH = '/stores/7d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6/v1/products';
@@ -82,7 +82,7 @@ describe.each(testDatabases())('Idempotency-Key on $name', (testDatabase) => {
   });
   afterAll(() => testDatabase.close());
 
-  const depsAt = (clock = new ManualClock()): Deps => ({ db, clock });
+  const depsAt = (clock = new ManualClock()): Deps => depsOf(db, clock);
   const effectsOf = async (scope: IdempotencyScope): Promise<number> => {
     const [row] = await db(EFFECTS).where({ idempotency_key: scope.key }).count({ count: '*' });
     return Number(row?.count);
@@ -116,7 +116,7 @@ describe.each(testDatabases())('Idempotency-Key on $name', (testDatabase) => {
     // would wait for it (the next test): there the first is in flight outside a transaction.
     const inTransaction = testDatabase.name !== 'sqlite';
     const first = runIdempotently(
-      { db, clock },
+      depsOf(db, clock),
       scope,
       async (trx) => {
         entered.open();
@@ -128,11 +128,11 @@ describe.each(testDatabases())('Idempotency-Key on $name', (testDatabase) => {
     await entered.passed;
     const other = anotherInstance(db);
     try {
-      const error = await apiErrorFrom(runIdempotently({ db: other, clock }, scope, create(scope)));
+      const error = await apiErrorFrom(runIdempotently(depsOf(other, clock), scope, create(scope)));
       expect(error).toMatchObject({ code: 'IDEMPOTENCY_KEY_IN_PROGRESS', status: 409 });
       release.open();
       const stored = await first;
-      expect(await runIdempotently({ db: other, clock }, scope, create(scope))).toEqual({ ...stored, replayed: true });
+      expect(await runIdempotently(depsOf(other, clock), scope, create(scope))).toEqual({ ...stored, replayed: true });
     } finally {
       release.open();
       await other.destroy();
@@ -147,7 +147,7 @@ describe.each(testDatabases())('Idempotency-Key on $name', (testDatabase) => {
       const scope = freshScope();
       const entered = gate();
       const release = gate();
-      const first = runIdempotently({ db, clock }, scope, async (trx) => {
+      const first = runIdempotently(depsOf(db, clock), scope, async (trx) => {
         entered.open();
         await release.passed;
         return create(scope)(trx);
@@ -156,7 +156,7 @@ describe.each(testDatabases())('Idempotency-Key on $name', (testDatabase) => {
       const other = anotherInstance(db);
       try {
         let settled = false;
-        const repeat = runIdempotently({ db: other, clock }, scope, create(scope)).finally(() => {
+        const repeat = runIdempotently(depsOf(other, clock), scope, create(scope)).finally(() => {
           settled = true;
         });
         // Many of the repeat's tries for the lock go by meanwhile (one a millisecond).
@@ -190,7 +190,7 @@ describe.each(testDatabases())('Idempotency-Key on $name', (testDatabase) => {
     // On PostgreSQL the two sides' rows would fall in two partitions (by expires_at), where no unique index reaches.
     const midnight = dayOf(Date.now()) + DAY_MS;
     const before = depsAt(new ManualClock(midnight - 1));
-    const after: Deps = { db: anotherInstance(db), clock: new ManualClock(midnight + 1) };
+    const after: Deps = depsOf(anotherInstance(db), new ManualClock(midnight + 1));
     const scope = freshScope();
     const outcomes = await Promise.allSettled(
       Array.from({ length: 40 }, (_, index) => runIdempotently(index % 2 === 0 ? before : after, scope, create(scope))),
@@ -242,13 +242,13 @@ describe.each(testDatabases())('Idempotency-Key on $name', (testDatabase) => {
   it('replays for 24 hours; from then on the key is fresh again, even for another body', async () => {
     const clock = new ManualClock();
     const scope = freshScope();
-    await runIdempotently({ db, clock }, scope, create(scope));
+    await runIdempotently(depsOf(db, clock), scope, create(scope));
     clock.advance(IDEMPOTENCY_TTL_MS - 1);
-    expect(await runIdempotently({ db, clock }, scope, create(scope))).toMatchObject({ replayed: true });
+    expect(await runIdempotently(depsOf(db, clock), scope, create(scope))).toMatchObject({ replayed: true });
     clock.advance(1);
     const musk = { ...scope, requestHash: hashOf({ name: 'Musk' }) };
-    expect(await runIdempotently({ db, clock }, musk, create(scope, 'Musk'))).toMatchObject({ body: { name: 'Musk' }, replayed: false });
-    expect(await runIdempotently({ db, clock }, musk, create(scope, 'Musk'))).toMatchObject({ body: { name: 'Musk' }, replayed: true });
+    expect(await runIdempotently(depsOf(db, clock), musk, create(scope, 'Musk'))).toMatchObject({ body: { name: 'Musk' }, replayed: false });
+    expect(await runIdempotently(depsOf(db, clock), musk, create(scope, 'Musk'))).toMatchObject({ body: { name: 'Musk' }, replayed: true });
     expect(await effectsOf(scope)).toBe(2);
   });
 
@@ -275,10 +275,10 @@ describe.each(testDatabases())('Idempotency-Key on $name', (testDatabase) => {
       created_at: clock.now(),
       expires_at: clock.now() + IDEMPOTENCY_TTL_MS,
     });
-    expect(await apiErrorFrom(runIdempotently({ db, clock }, scope, create(scope)))).toMatchObject({ code: 'IDEMPOTENCY_KEY_IN_PROGRESS' });
+    expect(await apiErrorFrom(runIdempotently(depsOf(db, clock), scope, create(scope)))).toMatchObject({ code: 'IDEMPOTENCY_KEY_IN_PROGRESS' });
     clock.advance(IDEMPOTENCY_LEASE_MS);
-    expect(await runIdempotently({ db, clock }, scope, create(scope))).toMatchObject({ status: 201, replayed: false });
-    expect(await runIdempotently({ db, clock }, scope, create(scope))).toMatchObject({ status: 201, replayed: true });
+    expect(await runIdempotently(depsOf(db, clock), scope, create(scope))).toMatchObject({ status: 201, replayed: false });
+    expect(await runIdempotently(depsOf(db, clock), scope, create(scope))).toMatchObject({ status: 201, replayed: true });
     expect(await effectsOf(scope)).toBe(1);
   });
 });

@@ -4,6 +4,7 @@ import type { Knex } from 'knex';
 import { createApp } from '../../src/app';
 import { ACCESS_SECONDS } from '../../src/core/limits';
 import { hashSecret, issueSecret } from '../../src/credentials/secrets';
+import { engineOfHandle } from '../../src/db/engine';
 import { revokeTokens } from '../../src/platform/tokens';
 import { createServices } from '../../src/services/container';
 import { getProductCall, listProductsCall, openShop, type Shop, seedProducts, tokenWith } from '../support/catalog-products';
@@ -79,6 +80,7 @@ function postgresReads(h: Harness, testDatabase: TestDatabase): ReadsOf {
     const db = await testDatabase.openAnother();
     const services = createServices({
       db,
+      engine: engineOfHandle(db),
       clock: h.clock,
       rateLimits: { perInstallation: 1000, perClient: 1000 },
       webhooks: { environment: 'test', resolve: localOnlyResolver },

@@ -3,13 +3,14 @@ import type { Knex } from 'knex';
 import { ManualClock } from '../../src/core/clock';
 import { uuidV7 } from '../../src/core/ids';
 import { createDatabase } from '../../src/db/connection';
-import { holdLeadership, type Leadership, LeadershipLost } from '../../src/db/locks';
+import { type Leadership, LeadershipLost } from '../../src/db/locks';
 import { migrateToLatest } from '../../src/db/migrate';
 import { DAY_MS } from '../../src/db/partitions';
 import { type Rounds, runHousekeeping, scheduleHousekeeping } from '../../src/jobs/housekeeping';
 import { SWEEP_LIMITS } from '../../src/services/housekeeping';
 import { OUTBOX_KEPT_MS } from '../../src/services/outbox';
 import { freshPostgresDatabase, until } from '../support/built-server';
+import { depsOf, leadershipOn } from '../support/databases';
 import { describeWith, POSTGRES } from '../support/requirements';
 import { startTcpProxy } from '../support/tcp-proxy';
 
@@ -39,7 +40,7 @@ describeWith(POSTGRES, 'one leader for the fleet-wide jobs', () => {
     return db;
   };
   const lead = (db: Knex, retryMs: number, changes: string[] = [], name = '') => {
-    const leadership = holdLeadership(db, { retryMs, onChange: (held) => changes.push(`${name} ${held ? 'leads' : 'no more'}`) });
+    const leadership = leadershipOn(db, { retryMs, onChange: (held) => changes.push(`${name} ${held ? 'leads' : 'no more'}`) });
     leaderships.push(leadership);
     return leadership;
   };
@@ -187,7 +188,7 @@ describeWith(POSTGRES, 'one leader for the fleet-wide jobs', () => {
     const instances = ['a', 'b'].map((instance) => {
       const db = open();
       const leadership = lead(db, 20);
-      const schedule = scheduleHousekeeping(() => runHousekeeping({ db, clock }, SWEEP_LIMITS, tracked(instance, leadership)), {
+      const schedule = scheduleHousekeeping(() => runHousekeeping(depsOf(db, clock), SWEEP_LIMITS, tracked(instance, leadership)), {
         everyMs: 5,
         leader: leadership,
         log: (line) => {

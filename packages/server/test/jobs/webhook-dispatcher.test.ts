@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import request from 'supertest';
 import { createApp } from '../../src/app';
 import { systemClock } from '../../src/core/clock';
+import { engineOfHandle } from '../../src/db/engine';
 import { LISTENER_NAME } from '../../src/db/notifications';
 import { createDispatcher, type Dispatcher } from '../../src/jobs/webhook-dispatcher';
 import { createServices, type Services } from '../../src/services/container';
@@ -33,6 +34,7 @@ describe.each(testDatabases())('the webhook dispatcher on $name', (testDatabase)
     });
     services = createServices({
       db: h.db,
+      engine: engineOfHandle(h.db),
       clock: h.clock,
       rateLimits: { perInstallation: 1000, perClient: 1000 },
       webhooks: { environment: 'test', resolve: localOnlyResolver },
@@ -144,6 +146,7 @@ describe.each(testDatabases())('the webhook dispatcher on $name', (testDatabase)
         // in a moment is due when that moment comes.
         const workerServices = createServices({
           db,
+          engine: engineOfHandle(db),
           clock: systemClock,
           rateLimits: { perInstallation: 1000, perClient: 1000 },
           webhooks: { environment: 'test', resolve: localOnlyResolver },
@@ -175,7 +178,7 @@ describe.each(testDatabases())('the webhook dispatcher on $name', (testDatabase)
     const other = await testDatabase.openAnother();
     const elsewhere = createApp({
       config: { validateResponses: true, exposeInternalErrors: true },
-      services: createServices({ db: other, clock: h.clock, rateLimits: { perInstallation: 1000, perClient: 1000 } }),
+      services: createServices({ db: other, engine: engineOfHandle(other), clock: h.clock, rateLimits: { perInstallation: 1000, perClient: 1000 } }),
     });
     try {
       // Each product is written only once the one before was delivered: the dispatcher is idle, with

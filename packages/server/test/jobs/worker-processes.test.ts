@@ -4,6 +4,7 @@ import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import { systemClock } from '../../src/core/clock';
+import { engineOfHandle } from '../../src/db/engine';
 import { createProduct } from '../../src/domain/catalog/products/changes';
 import { createDispatcher } from '../../src/jobs/webhook-dispatcher';
 import { createServices, TOOLS_KEY } from '../../src/services/container';
@@ -197,6 +198,7 @@ describe.each(testDatabases())('svc worker processes on $name', (testDatabase) =
       createDispatcher(
         createServices({
           db,
+          engine: engineOfHandle(db),
           clock: systemClock,
           rateLimits: { perInstallation: 1000, perClient: 1000 },
           webhooks: { environment: 'test', resolve: localOnlyResolver },

@@ -48,7 +48,7 @@ describe.each(testDatabases())('/metrics after known traffic on $name', (testDat
   let hookPath: string;
 
   beforeAll(async () => {
-    metrics.watchDatabase(h.db, h.clock);
+    metrics.watchDatabase(h.services);
     listening = await serveMetrics(metrics, { port: 0, host: '127.0.0.1' });
     h.atEnd(() => listening.close());
     receiver = await startReceiver();

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { ApiError } from '../../src/core/errors';
+import { engineOfHandle } from '../../src/db/engine';
 import { migrateToLatest } from '../../src/db/migrate';
 import { errorHeaders, rateLimitHeaders } from '../../src/http/protocol-headers';
 import { API_QUOTAS_TABLE, type Quota, type RateLimiter, rateLimited, rateLimiter } from '../../src/services/rate-limit';
@@ -30,7 +31,7 @@ describe.each(testDatabases())('API quotas on $name', (testDatabase) => {
 
   it('allow the limit per window, refuse the next with 429, Retry-After and the RateLimit fields, and reset when the window ends', async () => {
     await onDatabase(testDatabase, async (db) => {
-      const limiter = rateLimiter(db);
+      const limiter = rateLimiter(db, engineOfHandle(db).quotas.counters);
       const allowed = [];
       for (let i = 0; i < 3; i++) allowed.push(await spend(limiter, 'inst-1'));
       expect(allowed.map(({ headers }) => headers.RateLimit)).toEqual(['"installation";r=2;t=5', '"installation";r=1;t=5', '"installation";r=0;t=5']);
@@ -56,7 +57,7 @@ describe.each(testDatabases())('API quotas on $name', (testDatabase) => {
     await onDatabase(
       testDatabase,
       async (db) => {
-        await expect(rateLimiter(db).take({ ...quota, windowMs: 1500 }, 'odd')).rejects.toThrow(/whole seconds/);
+        await expect(rateLimiter(db, engineOfHandle(db).quotas.counters).take({ ...quota, windowMs: 1500 }, 'odd')).rejects.toThrow(/whole seconds/);
       },
       false,
     );
@@ -68,7 +69,7 @@ describe.each(testDatabases('sqlite'))('API quotas on $name (one server process)
     await onDatabase(testDatabase, async (db) => {
       const statements: string[] = [];
       db.on('query', ({ sql }: { sql: string }) => statements.push(sql));
-      const limiter = rateLimiter(db);
+      const limiter = rateLimiter(db, engineOfHandle(db).quotas.counters);
       await limiter.take(quota, 'memory');
       expect(statements).toEqual([]);
       expect(limiter.folded(quota)).toBeUndefined(); // nothing to fold a spend into
@@ -82,7 +83,7 @@ describeOnPostgres('API quotas on PostgreSQL (several instances)', (testDatabase
 
   it("count a spend folded into the caller's own statement together with `take`'s, in the same row", async () => {
     await onDatabase(testDatabase, async (db) => {
-      const limiter = rateLimiter(db);
+      const limiter = rateLimiter(db, engineOfHandle(db).quotas.counters);
       const fold = limiter.folded(quota);
       if (!fold) throw new Error('PostgreSQL folds quota spends');
       /** One spend for `key` when `live` is 'yes', as the bearer token's statement makes it. */
@@ -107,7 +108,7 @@ describeOnPostgres('API quotas on PostgreSQL (several instances)', (testDatabase
   it('are shared by the instances of one database: the limit holds across them, and a refused key is refused from memory', async () => {
     await onDatabase(testDatabase, async (db) => {
       const other = await testDatabase.openAnother();
-      const [first, second] = [rateLimiter(db), rateLimiter(other)];
+      const [first, second] = [rateLimiter(db, engineOfHandle(db).quotas.counters), rateLimiter(other, engineOfHandle(other).quotas.counters)];
       const decisions = await Promise.all([first, second, first, second, first, second].map((limiter) => limiter.take(quota, 'shared')));
       expect(decisions.filter((decision) => decision.allowed)).toHaveLength(3);
       // Once an instance has seen the key over its limit, it answers from memory: the count in the database stops growing.
@@ -123,7 +124,7 @@ describeOnPostgres('API quotas on PostgreSQL (several instances)', (testDatabase
   it('fail the request (no quota is guessed) when the database cannot be reached', async () => {
     await onDatabase(testDatabase, async () => {
       const other = await testDatabase.openAnother();
-      const limiter = rateLimiter(other);
+      const limiter = rateLimiter(other, engineOfHandle(other).quotas.counters);
       await other.destroy();
       await expect(limiter.take(quota, 'unreachable')).rejects.toThrow();
     });

@@ -13,13 +13,14 @@ import type { Knex } from 'knex';
 import { createApp } from '../../src/app';
 import { runCli } from '../../src/cli/run';
 import { derivedKey, keyIdOf, SECRET_KEY_FILE, type Sealer, sealerOf } from '../../src/credentials/sealing';
+import { engineOfHandle } from '../../src/db/engine';
 import { createProduct } from '../../src/domain/catalog/products/changes';
 import { secretPurpose } from '../../src/domain/webhooks/subscriptions/row';
 import { SEALED_COLUMNS } from '../../src/jobs/reseal';
 import { createDispatcher, type Dispatcher } from '../../src/jobs/webhook-dispatcher';
 import { createServices, type Services, sealerFromConfig } from '../../src/services/container';
 import { verifySealingKey } from '../../src/services/sealing-key';
-import { testDatabases } from '../support/databases';
+import { depsOf, testDatabases } from '../support/databases';
 import { createTestStore, type Harness, localOnlyResolver, suiteHarness } from '../support/harness';
 import { type Receiver, startReceiver, verifyDelivery } from '../support/webhook-receiver';
 import { installSubscriber, postAction, postSubscription, type Subscriber } from '../support/webhooks';
@@ -45,6 +46,7 @@ interface Instance {
 function instanceOf(h: Harness, sealer: Sealer): Instance {
   const services = createServices({
     db: h.db,
+    engine: engineOfHandle(h.db),
     clock: h.clock,
     rateLimits: { perInstallation: 1000, perClient: 1000 },
     sealer,
@@ -68,7 +70,7 @@ async function reseal(h: Harness, instance: Instance, ...extra: string[]): Promi
   const out: string[] = [];
   const err: string[] = [];
   const code = await runCli(['secrets', 'reseal', ...extra], {
-    deps: { db: h.db, clock: h.clock },
+    deps: depsOf(h.db, h.clock),
     worker: { services: async () => instance.services, servicesWithMetrics: async () => ({ services: instance.services }) },
     out: (line) => out.push(line),
     err: (line) => err.push(line),

@@ -3,7 +3,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import knex, { type Knex } from 'knex';
+import type { Clock } from '../../src/core/clock';
 import { createDatabase } from '../../src/db/connection';
+import { engineOfHandle } from '../../src/db/engine';
+import { LEADER_RETRY_MS, type Leadership, type LeadershipOptions } from '../../src/db/locks';
+import type { Deps } from '../../src/services/container';
 import { describeWith, isMet, POSTGRES } from './requirements';
 
 export interface TestDatabase {
@@ -108,3 +112,10 @@ export function unreadDatabase(): Knex {
   });
   return db;
 }
+
+/** A test's deps on a database it opened: the engine is the one the database was opened with. */
+export const depsOf = (db: Knex, clock: Clock): Deps => ({ db, engine: engineOfHandle(db), clock });
+
+/** The leadership among the processes on `db`'s database, as its engine holds it (retrying every {@link LEADER_RETRY_MS} unless told). */
+export const leadershipOn = (db: Knex, { retryMs = LEADER_RETRY_MS, onChange }: LeadershipOptions = {}): Leadership =>
+  engineOfHandle(db).locks.holdLeadership(db, { retryMs, ...(onChange ? { onChange } : {}) });

@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { type AppOptions, createApp } from '../../src/app';
 import type { ApiVersionRegistry } from '../../src/core/api-versions';
 import { ManualClock } from '../../src/core/clock';
+import { engineOfHandle } from '../../src/db/engine';
 import { migrateToLatest } from '../../src/db/migrate';
 import type { ReadReplicas } from '../../src/db/read-routing';
 import { approveAsOwner } from '../../src/oauth/direct-install';
@@ -54,6 +55,7 @@ export async function openHarness(testDatabase: TestDatabase, options: HarnessOp
   const clock = new ManualClock();
   const services = createServices({
     db,
+    engine: engineOfHandle(db),
     clock,
     rateLimits: options.rateLimits ?? { perInstallation: 1000, perClient: 1000 },
     webhooks: { environment: 'test', resolve: localOnlyResolver },

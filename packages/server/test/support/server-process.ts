@@ -8,6 +8,7 @@
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../../src/app';
 import { createDatabase } from '../../src/db/connection';
+import { engineOfHandle } from '../../src/db/engine';
 import { answerClientErrors } from '../../src/http/client-errors';
 import { createServices } from '../../src/services/container';
 
@@ -21,7 +22,7 @@ if (!dataDir && (!databaseUrl || !pgSchema)) {
 
 const db = dataDir ? createDatabase({ databaseUrl: undefined, dataDir }) : createDatabase({ databaseUrl, dataDir: '' }, { pgSchema });
 const limit = Number(process.env.TEST_RATE_LIMIT ?? 1000);
-const services = createServices({ db, rateLimits: { perInstallation: limit, perClient: limit } });
+const services = createServices({ db, engine: engineOfHandle(db), rateLimits: { perInstallation: limit, perClient: limit } });
 const app = createApp({ config: { validateResponses: true, exposeInternalErrors: true }, services });
 const server = app.listen(0, '127.0.0.1', () => {
   process.stdout.write(`LISTENING ${(server.address() as AddressInfo).port}\n`);

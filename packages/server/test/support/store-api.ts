@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { type ApiError, isApiError } from '../../src/core/errors';
-import { openAgain } from '../../src/db/connection';
+import { engineOfHandle } from '../../src/db/engine';
 import { migrateToLatest } from '../../src/db/migrate';
 import { up as storeApiUp } from '../../src/db/migrations/003_store_api';
 import type { TestDatabase } from './databases';
@@ -14,7 +14,7 @@ export async function openStoreApiDatabase(testDatabase: TestDatabase): Promise<
 }
 
 /** A second server instance on the same database: its own connection pool, same configuration. */
-export const anotherInstance = (db: Knex): Knex => openAgain(db);
+export const anotherInstance = (db: Knex): Knex => engineOfHandle(db).pools.openAgain();
 
 function asApiError(error: unknown): ApiError {
   if (!isApiError(error)) throw new Error(`Expected an ApiError, got ${String(error)}`);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Express } from 'express';
 import request from 'supertest';
+import { engineOfHandle } from '../../src/db/engine';
 import { createDispatcher, type Dispatcher } from '../../src/jobs/webhook-dispatcher';
 import { findInstallationOf } from '../../src/platform/installations';
 import { createServices, type Services } from '../../src/services/container';
@@ -76,6 +77,7 @@ export async function deliverySetup(h: SuiteHarness, retryScheduleMs: readonly n
   h.atEnd(() => receiver.close());
   const services = createServices({
     db: h.db,
+    engine: engineOfHandle(h.db),
     clock: h.clock,
     rateLimits: { perInstallation: 1000, perClient: 1000 },
     webhooks: { environment: 'test', resolve: localOnlyResolver, retryScheduleMs },

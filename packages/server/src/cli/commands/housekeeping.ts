@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { holdLeadership, LEADER_RETRY_MS } from '../../db/locks';
+import { LEADER_RETRY_MS } from '../../db/locks';
 import { runHousekeeping } from '../../jobs/housekeeping';
 import { PlatformError } from '../../platform/stores';
 import { SWEEP_LIMITS, type TableSweep } from '../../services/housekeeping';
@@ -14,7 +14,7 @@ export const HOUSEKEEPING_LED_ELSEWHERE = 'another process leads housekeeping (a
  * so and does nothing.
  */
 const housekeeping: Run = async (context) => {
-  const leadership = holdLeadership(context.deps.db, { retryMs: LEADER_RETRY_MS });
+  const leadership = context.deps.engine.locks.holdLeadership(context.deps.db, { retryMs: LEADER_RETRY_MS });
   let sweeps: TableSweep[] | undefined;
   try {
     if (await leadership.tried()) sweeps = await runHousekeeping(context.deps, SWEEP_LIMITS, leadership);

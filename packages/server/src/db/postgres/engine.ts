@@ -1,18 +1,18 @@
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
-import { RateLimiterPostgres } from 'rate-limiter-flexible';
-import type { Engine, GatedRead, Judged, KeptResult, LeadershipOptions, Statement, StoredLimiterOptions } from '../engine';
-import { engineOf, withEngine } from '../engine';
+import type { Engine, GatedRead, Judged, Locks, Partitions, Pools, Quotas, Reads, Statement, WebhookWork } from '../engine';
+import { engineOfHandle, type OpenedDatabase, withEngine } from '../engine';
 import { type DatabaseLog, knexLogger } from '../knex-log';
+import { poolUsageOf } from '../pool';
+import { postgresQuotas } from '../quotas/postgres';
 import type { ReadReplicas, ReplicaSettings } from '../read-routing';
 import { SharedListener } from '../shared-listener';
-import { libraryStoreOptions } from '../stored-limiters';
+import { KeptResults } from '../version-kept';
 import { answerWithin, disposeOf, type PgDeadlineClient, type PgPooledClient } from './internals';
 import { holdLeadership, type LeaderConnection, withAdvisoryLock } from './locks';
 import { postgresAnnouncer, postgresListener } from './notifications';
 import { keepPostgresPartitions } from './partitions';
 import { PreparedStatements } from './prepared-statements';
-import { postgresQuotaCounters } from './quota-counters';
 import { postgresReplicas } from './replicas';
 
 // Instants are stored as epoch milliseconds in bigint columns: read them back as numbers.
@@ -142,7 +142,7 @@ const sessionSettingsOf = (settings: PostgresSettings): pg.ClientConfig => ({
 });
 
 /** A pool of PostgreSQL connections with its engine. */
-export function openPostgres(settings: PostgresSettings, shape: PoolShape = PRIMARY_POOL): Knex {
+export function openPostgres(settings: PostgresSettings, shape: PoolShape = PRIMARY_POOL): OpenedDatabase {
   const pooled = settings.directUrl !== undefined;
   const db = knex({
     client: 'pg',
@@ -166,80 +166,58 @@ export function openPostgres(settings: PostgresSettings, shape: PoolShape = PRIM
 
 /**
  * PostgreSQL: hot statements prepared per connection and sent together, row locks and advisory
- * locks, `pg_notify` for webhook work, the quotas as rows every instance shares.
+ * locks, `pg_notify` for webhook work, the quotas as rows every instance shares. Its state (the
+ * prepared statements, kept results, the listening connection, quota blocks) is its own.
  */
 class PostgresEngine implements Engine {
   readonly name = 'postgres';
-  readonly pooled: boolean;
-  readonly kept = new Map<string, KeptResult>();
-  readonly pauseBetweenBatches = undefined;
-  private readonly statements: PreparedStatements;
-  readonly quotaCounters: Engine['quotaCounters'];
-  readonly announceWebhookWork = postgresAnnouncer();
+  readonly reads: Reads;
+  readonly locks: Locks;
+  readonly webhookWork: WebhookWork;
+  readonly quotas: Quotas;
+  readonly partitions: Partitions = { keep: keepPostgresPartitions };
+  readonly pools: Pools;
   private readonly session: pg.ClientConfig;
-  private readonly listener: SharedListener;
 
   constructor(
     private readonly settings: PostgresSettings,
     private readonly shape: PoolShape,
   ) {
     // Behind a transaction pooler a connection's named statements would be another client's.
-    this.pooled = settings.directUrl !== undefined;
-    this.statements = new PreparedStatements({ named: !this.pooled });
-    this.quotaCounters = postgresQuotaCounters(this.statements);
+    const pooled = settings.directUrl !== undefined;
+    const statements = new PreparedStatements({ named: !pooled });
     this.session = sessionSettingsOf(settings);
-    this.listener = new SharedListener((tell, opened) => postgresListener(this.session, tell, opened));
+    this.reads = postgresReads(statements);
+    this.locks = this.postgresLocks();
+    this.webhookWork = postgresWebhookWork(this.session);
+    this.quotas = postgresQuotas(statements);
+    this.pools = {
+      pooled,
+      usage: poolUsageOf,
+      openAgain: () => openPostgres(this.settings, this.shape).db,
+      openReplicas: (primary, urls, replicaSettings) => this.openReplicas(primary, urls, replicaSettings),
+      close: () => undefined,
+    };
   }
 
-  select(db: Knex, statements: Parameters<Engine['select']>[1]) {
-    return this.statements.rowSets(db, statements);
-  }
-
-  async selectJudged(db: Knex, judgement: Statement, read: GatedRead): Promise<Judged> {
-    const [readRows = [], judgementRows = []] = await this.statements.rowSets(db, [read.gated(), judgement]);
-    return { judgement: judgementRows, read: readRows };
-  }
-
-  noteRequestArrival(): void {}
-
-  lockingRows<Query extends Knex.QueryBuilder>(query: Query): Query {
-    return query.forUpdate() as Query;
-  }
-
-  async lockRows(query: Knex.QueryBuilder): Promise<void> {
-    await query.forUpdate().select('id');
-  }
-
-  skippingLocked<Query extends Knex.QueryBuilder>(query: Query): Query {
-    return query.forUpdate().skipLocked() as Query;
-  }
-
-  readonly keepPartitions = keepPostgresPartitions;
-
-  async lockForTransaction(trx: Knex.Transaction, key: string): Promise<void> {
-    await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [key]);
-  }
-
-  withAdvisoryLock<T>(lock: Parameters<Engine['withAdvisoryLock']>[0], work: () => Promise<T>): Promise<T> {
-    return withAdvisoryLock(this.session, lock, work);
-  }
-
-  holdLeadership(_db: Knex, { retryMs, onChange }: LeadershipOptions & { readonly retryMs: number }) {
-    // A session of its own to PostgreSQL itself, as LISTEN's and the migrations' lock's are.
-    const session = { ...this.settings, url: this.settings.directUrl ?? this.settings.url, directUrl: undefined, poolMax: 1 };
-    return holdLeadership((claim) => openPostgres(session, leaderPool(claim, this.settings.statementTimeoutMs)), retryMs, onChange);
-  }
-
-  listenForWebhookWork(onWork: () => void, options: Parameters<Engine['listenForWebhookWork']>[1]) {
-    return this.listener.listen(onWork, options);
-  }
-
-  storedLimiter(db: Knex, options: StoredLimiterOptions) {
-    return new RateLimiterPostgres(libraryStoreOptions(db, options));
-  }
-
-  openAgain(): Knex {
-    return openPostgres(this.settings, this.shape);
+  private postgresLocks(): Locks {
+    return {
+      lockingRows: <Query extends Knex.QueryBuilder>(query: Query) => query.forUpdate() as Query,
+      lockRows: async (query) => {
+        await query.forUpdate().select('id');
+      },
+      skippingLocked: <Query extends Knex.QueryBuilder>(query: Query) => query.forUpdate().skipLocked() as Query,
+      lockForTransaction: async (trx, key) => {
+        await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [key]);
+      },
+      pauseBetweenBatches: undefined,
+      withAdvisoryLock: (lock, work) => withAdvisoryLock(this.session, lock, work),
+      holdLeadership: (_db, { retryMs, onChange }) => {
+        // A session of its own to PostgreSQL itself, as LISTEN's and the migrations' lock's are.
+        const session = { ...this.settings, url: this.settings.directUrl ?? this.settings.url, directUrl: undefined, poolMax: 1 };
+        return holdLeadership((claim) => openPostgres(session, leaderPool(claim, this.settings.statementTimeoutMs)).db, retryMs, onChange);
+      },
+    };
   }
 
   /**
@@ -263,25 +241,44 @@ class PostgresEngine implements Engine {
     });
   }
 
-  openReplicas(primary: Knex, urls: readonly string[], settings: ReplicaSettings): ReadReplicas {
+  private openReplicas(primary: Knex, urls: readonly string[], settings: ReplicaSettings): ReadReplicas {
     // Reached directly, each replica is a session with the replica deadline as its statement
     // timeout, whatever the primary is behind; behind a pooler of their own its statements run
     // unnamed, and that pooler sets the timeout (`connect_query`).
-    const pools = urls.map((url) =>
-      openPostgres(
-        { ...this.settings, url, directUrl: settings.pooled ? url : undefined, statementTimeoutMs: settings.timeoutMs },
-        replicaPool(settings.timeoutMs),
-      ),
+    const pools = urls.map(
+      (url) =>
+        openPostgres(
+          { ...this.settings, url, directUrl: settings.pooled ? url : undefined, statementTimeoutMs: settings.timeoutMs },
+          replicaPool(settings.timeoutMs),
+        ).db,
     );
     return postgresReplicas(primary, pools, settings);
   }
+}
 
-  close(): void {}
+/** Hot statements prepared per connection and sent together in one round trip. */
+function postgresReads(statements: PreparedStatements): Reads {
+  const kept = new KeptResults();
+  return {
+    select: (db, batch) => statements.rowSets(db, batch),
+    async selectJudged(db: Knex, judgement: Statement, read: GatedRead): Promise<Judged> {
+      const [readRows = [], judgementRows = []] = await statements.rowSets(db, [read.gated(), judgement]);
+      return { judgement: judgementRows, read: readRows };
+    },
+    noteRequestArrival: () => undefined,
+    keptForVersion: (key, version, compute) => kept.keptForVersion(key, version, compute),
+  };
+}
+
+/** `pg_notify` in the writing transaction; one connection per pool kept aside to listen. */
+function postgresWebhookWork(session: pg.ClientConfig): WebhookWork {
+  const listener = new SharedListener((tell, opened) => postgresListener(session, tell, opened));
+  return { announce: postgresAnnouncer(), listen: (onWork, options) => listener.listen(onWork, options) };
 }
 
 /** A migration's own session on the PostgreSQL database `db` runs on (see `PostgresEngine.openMigrationSession`). */
 export function openMigrationSession(db: Knex): Knex {
-  const engine = engineOf(db);
+  const engine = engineOfHandle(db);
   if (!(engine instanceof PostgresEngine)) throw new Error('A migration session is opened on PostgreSQL only');
   return engine.openMigrationSession();
 }

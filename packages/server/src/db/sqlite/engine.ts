@@ -1,14 +1,13 @@
 import knex, { type Knex } from 'knex';
-import { RateLimiterSQLite } from 'rate-limiter-flexible';
-import type { Engine, GatedRead, Judged, KeptResult, Leadership, LeadershipOptions, Statement, StoredLimiterOptions } from '../engine';
-import { withEngine } from '../engine';
+import type { Engine, GatedRead, Judged, Leadership, LeadershipOptions, Locks, Partitions, Pools, Quotas, Reads, Statement, WebhookWork } from '../engine';
+import { type OpenedDatabase, withEngine } from '../engine';
 import { type DatabaseLog, knexLogger } from '../knex-log';
-import type { ReadReplicas } from '../read-routing';
+import { poolUsageOf } from '../pool';
+import { sqliteQuotas } from '../quotas/memory';
 import { SharedListener } from '../shared-listener';
-import { libraryStoreOptions } from '../stored-limiters';
+import { KeptResults } from '../version-kept';
 import { closeSharedFile, openSharedFile, type SharedFile } from './files';
 import { SqliteAnnouncements } from './notifications';
-import { memoryQuotaCounters } from './quota-counters';
 import { type CheckEpoch, cacheStatements, SqliteReader } from './reader';
 import { waitForWriteLock } from './writers';
 
@@ -34,7 +33,7 @@ export interface SqliteSettings {
 }
 
 /** An SQLite file (WAL) with its engine: one writer connection through knex, and a reader beside it. */
-export function openSqlite(settings: SqliteSettings): Knex {
+export function openSqlite(settings: SqliteSettings): OpenedDatabase {
   const engine = new SqliteEngine(settings);
   const db = knex({
     // better-sqlite3 is synchronous: no hand-off to libuv's thread pool per statement (~0.45 ms each with sqlite3).
@@ -65,99 +64,84 @@ export function openSqlite(settings: SqliteSettings): Knex {
  * SQLite: one writer (a transaction holds the write lock from its BEGIN IMMEDIATE, so rows need no
  * locks of their own and no lock is needed between processes: one server process writes the file,
  * one-server.ts), hot reads from a read-only connection that keeps results until a commit,
- * announcements within the process, quotas in its memory.
+ * announcements within the process, quotas in its memory. Its state (the shared file, the reader,
+ * kept results, the listeners, the counters) is its own.
  */
 class SqliteEngine implements Engine {
   readonly name = 'sqlite';
-  readonly pooled = false;
-  readonly kept = new Map<string, KeptResult>();
-  readonly quotaCounters = memoryQuotaCounters();
+  readonly reads: Reads;
+  readonly locks: Locks;
+  readonly webhookWork: WebhookWork;
+  readonly quotas: Quotas = sqliteQuotas();
+  /** Plain tables: expiry is the row sweep alone. */
+  readonly partitions: Partitions = { keep: async () => [] };
+  readonly pools: Pools;
   private readonly file: SharedFile;
-  private readonly reader: SqliteReader;
-  private readonly announcements: SqliteAnnouncements;
-  private readonly listener: SharedListener;
   private closed = false;
 
   constructor(private readonly settings: SqliteSettings) {
     this.file = openSharedFile(settings.filename);
-    this.reader = new SqliteReader(settings.filename, this.file.epoch);
-    this.announcements = new SqliteAnnouncements(this.file.announcements);
-    this.listener = new SharedListener((tell) => this.announcements.listen(tell));
-  }
-
-  async select(_db: Knex, statements: Parameters<Engine['select']>[1]) {
-    return statements.map(({ sql, params, fresh = false }) => this.reader.all(sql, params, fresh));
-  }
-
-  async selectJudged(_db: Knex, judgement: Statement, read: GatedRead): Promise<Judged> {
-    const { sql, params, fresh = false } = judgement;
-    const judgementRows = this.reader.all(sql, params, fresh);
-    if (!(await read.allows(judgementRows))) return { judgement: judgementRows, read: undefined };
-    const { statement } = read;
-    return { judgement: judgementRows, read: this.reader.all(statement.sql, statement.params, statement.fresh ?? false) };
+    const reader = new SqliteReader(settings.filename, this.file.epoch);
+    this.reads = sqliteReads(reader, this.file.epoch);
+    this.locks = SQLITE_LOCKS;
+    this.webhookWork = sqliteWebhookWork(new SqliteAnnouncements(this.file.announcements));
+    this.pools = {
+      pooled: false,
+      usage: poolUsageOf,
+      openAgain: () => openSqlite(this.settings).db,
+      openReplicas: () => {
+        throw new Error('SQLite has no read replicas: DATABASE_REPLICA_URL needs DATABASE_URL (PostgreSQL)');
+      },
+      close: () => {
+        if (this.closed) return;
+        this.closed = true;
+        reader.close();
+        closeSharedFile(this.settings.filename);
+      },
+    };
   }
 
   get epoch(): CheckEpoch {
     return this.file.epoch;
   }
+}
 
-  noteRequestArrival(): void {
-    this.file.epoch.move();
-  }
+/** Hot reads from the reader connection, which keeps results until the next commit. */
+function sqliteReads(reader: SqliteReader, epoch: CheckEpoch): Reads {
+  const kept = new KeptResults();
+  const rowsOf = ({ sql, params, fresh = false }: Statement) => reader.all(sql, params, fresh);
+  return {
+    select: async (_db, statements) => statements.map(rowsOf),
+    async selectJudged(_db: Knex, judgement: Statement, read: GatedRead): Promise<Judged> {
+      const judgementRows = rowsOf(judgement);
+      if (!(await read.allows(judgementRows))) return { judgement: judgementRows, read: undefined };
+      return { judgement: judgementRows, read: rowsOf(read.statement) };
+    },
+    noteRequestArrival: () => epoch.move(),
+    keptForVersion: (key, version, compute) => kept.keptForVersion(key, version, compute),
+  };
+}
 
-  lockingRows<Query extends Knex.QueryBuilder>(query: Query): Query {
-    return query;
-  }
-
-  async lockRows(): Promise<void> {}
-
-  skippingLocked<Query extends Knex.QueryBuilder>(query: Query): Query {
-    return query;
-  }
-
-  async lockForTransaction(): Promise<void> {}
-
-  /** Plain tables: expiry is the row sweep alone. */
-  async keepPartitions(): Promise<[]> {
-    return [];
-  }
-
-  readonly pauseBetweenBatches = () => new Promise<void>((resolve) => setTimeout(resolve, WRITER_PAUSE_MS));
-
-  withAdvisoryLock<T>(_lock: unknown, work: () => Promise<T>): Promise<T> {
-    return work();
-  }
-
+/**
+ * One writer: a writing transaction already holds the database's one write lock, and one server
+ * process writes the file, so no lock is taken; a batch job pauses between its transactions.
+ */
+const SQLITE_LOCKS: Locks = {
+  lockingRows: (query) => query,
+  lockRows: async () => undefined,
+  skippingLocked: (query) => query,
+  lockForTransaction: async () => undefined,
+  pauseBetweenBatches: () => new Promise<void>((resolve) => setTimeout(resolve, WRITER_PAUSE_MS)),
+  withAdvisoryLock: (_lock, work) => work(),
   /** The one server process leads, on its one database: a round runs on it as it is. */
   holdLeadership(db: Knex, { onChange }: LeadershipOptions): Leadership {
     onChange?.(true);
     return { held: true, tried: async () => true, round: (work) => work(db), stop: async () => undefined };
-  }
+  },
+};
 
-  announceWebhookWork(db: Parameters<Engine['announceWebhookWork']>[0]): Promise<void> {
-    return this.announcements.announce(db);
-  }
-
-  listenForWebhookWork(onWork: () => void, options: Parameters<Engine['listenForWebhookWork']>[1]) {
-    return this.listener.listen(onWork, options);
-  }
-
-  storedLimiter(db: Knex, options: StoredLimiterOptions) {
-    return new RateLimiterSQLite(libraryStoreOptions(db, options));
-  }
-
-  openAgain(): Knex {
-    return openSqlite(this.settings);
-  }
-
-  openReplicas(): ReadReplicas {
-    throw new Error('SQLite has no read replicas: DATABASE_REPLICA_URL needs DATABASE_URL (PostgreSQL)');
-  }
-
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.reader.close();
-    closeSharedFile(this.settings.filename);
-  }
+/** Announcements within the process, told after the commit. */
+function sqliteWebhookWork(announcements: SqliteAnnouncements): WebhookWork {
+  const listener = new SharedListener((tell) => announcements.listen(tell));
+  return { announce: (db) => announcements.announce(db), listen: (onWork, options) => listener.listen(onWork, options) };
 }

@@ -1,7 +1,6 @@
 import type { Knex } from 'knex';
 import { ManualClock } from '../../core/clock';
 import { ApiError } from '../../core/errors';
-import { pauseBetweenBatches } from '../../db/locks';
 import type { Db } from '../../db/transactions';
 import { inTransaction } from '../../db/transactions';
 import { adjustInventory } from '../../domain/catalog/inventory/changes';
@@ -334,7 +333,7 @@ export async function simulateStore(deps: Deps, request: SimulationRequest): Pro
   const player = new Player(storeId, seed, plan, products, await stockOf(db, storeId, products));
   await inTransaction(db, (trx) => player.createCoupons(trx));
   const { steps } = plan;
-  const pause = pauseBetweenBatches(db);
+  const pause = deps.engine.locks.pauseBetweenBatches;
   let done = 0;
   while (done < steps.length) {
     request.signal?.throwIfAborted();

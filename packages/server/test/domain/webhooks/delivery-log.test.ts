@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { uuidV7 } from '../../../src/core/ids';
+import { engineOfHandle } from '../../../src/db/engine';
 import { createProduct } from '../../../src/domain/catalog/products/changes';
 import { createCustomer } from '../../../src/domain/storefront/customers/changes';
 import { placeOrder } from '../../../src/domain/storefront/orders/changes';
@@ -229,6 +230,7 @@ describe.each(testDatabases())('the delivery log and recover on $name', (testDat
       const impatient = createDispatcher(
         createServices({
           db: h.db,
+          engine: engineOfHandle(h.db),
           clock: h.clock,
           rateLimits: { perInstallation: 1000, perClient: 1000 },
           webhooks: {

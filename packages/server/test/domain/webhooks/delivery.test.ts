@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { createApp } from '../../../src/app';
+import { engineOfHandle } from '../../../src/db/engine';
 import { createProduct as createProductAsStore } from '../../../src/domain/catalog/products/changes';
 import { createCustomer } from '../../../src/domain/storefront/customers/changes';
 import { placeOrder } from '../../../src/domain/storefront/orders/changes';
@@ -224,6 +225,7 @@ describe.each(testDatabases())('webhook delivery on $name', (testDatabase) => {
     const retrying = createDispatcher(
       createServices({
         db: h.db,
+        engine: engineOfHandle(h.db),
         clock: h.clock,
         rateLimits: { perInstallation: 1000, perClient: 1000 },
         webhooks: { environment: 'test', resolve: localOnlyResolver, retryScheduleMs: schedule },
@@ -312,6 +314,7 @@ describe.each(testDatabases())('webhook delivery on $name', (testDatabase) => {
   it('does not call an endpoint whose name resolves to a refused address, and logs why', async () => {
     const resolving = createServices({
       db: h.db,
+      engine: engineOfHandle(h.db),
       clock: h.clock,
       rateLimits: { perInstallation: 1000, perClient: 1000 },
       webhooks: { environment: 'test', resolve: async () => ['169.254.169.254'], retryScheduleMs: SCHEDULE },
@@ -340,7 +343,12 @@ describe.each(testDatabases())('webhook delivery on $name', (testDatabase) => {
     running.start();
     try {
       const other = await testDatabase.openAnother();
-      const otherServices = createServices({ db: other, clock: h.clock, rateLimits: { perInstallation: 1000, perClient: 1000 } });
+      const otherServices = createServices({
+        db: other,
+        engine: engineOfHandle(other),
+        clock: h.clock,
+        rateLimits: { perInstallation: 1000, perClient: 1000 },
+      });
       await request(createApp({ config: { validateResponses: true, exposeInternalErrors: true }, services: otherServices }))
         .post(`/stores/${s.storeId}/v1/products`)
         .set('Authorization', `Bearer ${s.writer}`)

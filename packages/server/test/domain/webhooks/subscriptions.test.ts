@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { createApp } from '../../../src/app';
+import { engineOfHandle } from '../../../src/db/engine';
 import { createServices } from '../../../src/services/container';
 import { expectError } from '../../support/auth-steps';
 import { testDatabases } from '../../support/databases';
@@ -185,7 +186,13 @@ describe.each(testDatabases())('webhook subscriptions on $name', (testDatabase) 
     it('in production takes https to public addresses only: no http, no loopback, no localhost', async () => {
       const production = createApp({
         config: { validateResponses: true, exposeInternalErrors: false },
-        services: createServices({ db: h.db, clock: h.clock, rateLimits: { perInstallation: 1000, perClient: 1000 }, webhooks: { environment: 'production' } }),
+        services: createServices({
+          db: h.db,
+          engine: engineOfHandle(h.db),
+          clock: h.clock,
+          rateLimits: { perInstallation: 1000, perClient: 1000 },
+          webhooks: { environment: 'production' },
+        }),
       });
       const { storeId, subscriber } = await storeWithSubscriber();
       for (const url of [

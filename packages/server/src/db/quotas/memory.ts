@@ -1,4 +1,6 @@
-import type { Counted, QuotaCounters } from '../engine';
+import { RateLimiterSQLite } from 'rate-limiter-flexible';
+import type { Quotas } from '../engine';
+import { type Counted, libraryStoreOptions, type QuotaCounters } from './counters';
 
 /** Past this many keys, those whose window has ended are swept before the next is added. */
 const SWEEP_ABOVE = 10_000;
@@ -6,10 +8,10 @@ const SWEEP_ABOVE = 10_000;
 /**
  * The quotas' counters in this process's memory: on SQLite one server process serves every request
  * (db/sqlite/one-server.ts), so its memory holds the counts and a request costs no statement. The
- * window is the same as PostgreSQL's statement counts (db/postgres/quota-counters.ts): opened by a
+ * window is the same as PostgreSQL's statement counts (postgres.ts): opened by a
  * key's first request, `windowMs` long.
  */
-export function memoryQuotaCounters(): QuotaCounters {
+function memoryQuotaCounters(): QuotaCounters {
   const windows = new Map<string, Counted>();
   const sweep = (now: number) => {
     for (const [key, counted] of windows) if (counted.expire <= now) windows.delete(key);
@@ -26,3 +28,9 @@ export function memoryQuotaCounters(): QuotaCounters {
     },
   };
 }
+
+/** SQLite's quotas: the counters in the one server process's memory, and rate-limiter-flexible's SQLite store. */
+export const sqliteQuotas = (): Quotas => ({
+  counters: memoryQuotaCounters(),
+  storedLimiter: (db, options) => new RateLimiterSQLite(libraryStoreOptions(db, options)),
+});

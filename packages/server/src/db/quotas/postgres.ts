@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
-import type { Counted, FoldedSpendSql, QuotaCounters } from '../engine';
-import { API_QUOTAS_TABLE } from '../quota-counters';
-import type { PreparedStatements } from './prepared-statements';
+import { RateLimiterPostgres } from 'rate-limiter-flexible';
+import type { Quotas } from '../engine';
+import type { PreparedStatements } from '../postgres/prepared-statements';
+import { API_QUOTAS_TABLE, type Counted, type FoldedSpendSql, libraryStoreOptions, type QuotaCounters } from './counters';
 
 /**
  * The window, once for both statements: a key's row counts its requests until `expire`; the first
@@ -36,7 +37,7 @@ const BLOCKS_KEPT = 10_000;
  * is over its limit, this process answers it from memory until its window ends, without asking
  * the database again.
  */
-export function postgresQuotaCounters(statements: PreparedStatements): QuotaCounters {
+function postgresQuotaCounters(statements: PreparedStatements): QuotaCounters {
   const blockedUntil = new Map<string, number>();
   return {
     folding,
@@ -57,3 +58,9 @@ export function postgresQuotaCounters(statements: PreparedStatements): QuotaCoun
     },
   };
 }
+
+/** PostgreSQL's quotas: the counters as shared rows, and rate-limiter-flexible's PostgreSQL store. */
+export const postgresQuotas = (statements: PreparedStatements): Quotas => ({
+  counters: postgresQuotaCounters(statements),
+  storedLimiter: (db, options) => new RateLimiterPostgres(libraryStoreOptions(db, options)),
+});
