@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { engineOf, type GatedRead, type Judged, type Statement } from './engine';
+import { engineOf, forEngine, type GatedRead, type Judged, type Statement } from './engine';
 import type { SqlValue } from './rows';
 import type { Db } from './transactions';
 
@@ -39,6 +39,13 @@ export const selectTogether = (db: Knex, statements: readonly Statement[]): Prom
  * first read: docs/decisions/0092-no-read-before-the-token.md).
  */
 export const selectJudged = (db: Knex, judgement: Statement, read: GatedRead): Promise<Judged> => engineOf(db).selectJudged(db, judgement, read);
+
+/**
+ * Whether the engine keeps a hot read's rows until the next commit (SQLite's reader): a statement
+ * that binds the instant is run again at every call there, so a caller that can judge the instant
+ * apart reads without it. PostgreSQL keeps no rows.
+ */
+export const readsKeptUntilCommit = (db: Knex): boolean => forEngine(db, { postgres: false, sqlite: true });
 
 /** A `:name` binding (not a `::type` cast), as the PostgreSQL engine reads them. */
 const NAMED_BINDING = /(?<![:\w]):([a-z_][a-z0-9_]*)/g;
@@ -92,7 +99,7 @@ function bindingsBeside(own: Readonly<Record<string, SqlValue>>, gate: Readonly<
 
 /**
  * Rows a request read ahead: an operation's first read, made with the bearer token's statement
- * (http/bearer.ts), handed to the domain read that would have made it. The operation that declared
+ * (http/first-round-trip.ts), handed to the domain read that would have made it. The operation that declared
  * the read is the one that receives its rows: they are never matched to a statement.
  */
 export interface ReadAhead {
