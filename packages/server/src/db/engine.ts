@@ -170,6 +170,12 @@ export interface Reads {
    * keeping the read's result until the next commit.
    */
   selectJudged(db: Knex, judgement: Statement, read: GatedRead): Promise<Judged>;
+  /**
+   * Whether hot reads' rows are kept until the next commit (SQLite's reader): a statement that
+   * binds the instant is run again at every call there, so a caller that can judge the instant
+   * apart reads without it. PostgreSQL keeps no rows.
+   */
+  readonly keptUntilCommit: boolean;
   /** A request arrived: what is kept is checked against the database's commits again before it is used. */
   noteRequestArrival(): void;
   /** The result of `compute` for `key`, kept while `version` holds (db/version-kept.ts). */

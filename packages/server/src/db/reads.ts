@@ -78,7 +78,7 @@ function bindingsBeside(own: Readonly<Record<string, SqlValue>>, gate: Readonly<
 
 /**
  * Rows a request read ahead: an operation's first read, made with the bearer token's statement
- * (http/bearer.ts), handed to the domain read that would have made it. The operation that declared
+ * (http/first-round-trip.ts), handed to the domain read that would have made it. The operation that declared
  * the read is the one that receives its rows: they are never matched to a statement.
  */
 export interface ReadAhead {

@@ -3,19 +3,9 @@ import { ApiError } from '../core/errors';
 import { ownValue } from '../core/records';
 import { checkSecret } from '../credentials/secrets';
 import { fromJsonList } from '../db/json-lists';
-import { type ReadAhead, readWhile, type Statement } from '../db/reads';
 import { satisfiesAny } from '../platform/scopes';
 import { storeMigrating } from '../platform/stores';
-import {
-  effectiveScopes,
-  ISSUED_ACCESS_TOKEN_OF_STORE_SQL,
-  livenessOfFacts,
-  TOKEN_FACTS_COLUMNS,
-  type TokenLiveness,
-  tokenLivenessSql,
-} from '../platform/tokens';
-import type { Services } from '../services/container';
-import type { FoldedSpend, Quota, RateDecision } from '../services/rate-limit';
+import { effectiveScopes, type TokenLiveness } from '../platform/tokens';
 
 /** Who a valid access token acts for. */
 export interface Principal {
@@ -36,7 +26,8 @@ export interface Principal {
   scopes: ReadonlySet<string>;
 }
 
-interface TokenContextRow {
+/** The token's row with its grant, installation, app and store, as the token's statement reads it (http/first-round-trip.ts). */
+export interface TokenContextRow {
   token_id: string;
   token_store_id: string;
   expires_at: number;
@@ -68,154 +59,47 @@ function bearerOf(header: string | undefined): string {
   return match[1] as string;
 }
 
-const TOKEN_CONTEXT_COLUMNS = `
-  t.id as token_id, t.store_id as token_store_id, t.first_used_at, ${TOKEN_FACTS_COLUMNS}, g.scopes as grant_scopes,
-  i.id as installation_id, i.granted_scopes as installation_scopes, i.installed_at, i.grant_revision, i.version_id,
-  a.id as app_id, a.name as app_name, a.auth_epoch, a.api_version as app_api_version, s.routing_state, s.route_epoch`;
-
-const TOKENS_WITH_CONTEXT = `
-  from tokens t
-  join grants g on g.id = t.grant_id
-  join installations i on i.id = t.installation_id
-  join apps a on a.id = i.app_id
-  join stores s on s.id = t.store_id`;
-
-/**
- * One statement (every request makes it, so it is plain SQL): the token with its grant,
- * installation, app and store. It does not depend on the instant, so SQLite's reader keeps its row
- * until the next commit; the liveness rule judges it apart ({@link livenessOfContext}).
- */
-const TOKEN_CONTEXT_SQL = `select ${TOKEN_CONTEXT_COLUMNS} ${TOKENS_WITH_CONTEXT} where t.token_hash = :token_hash and t.kind = 'access'`;
-
-/** The context judged now by the liveness rule (platform/tokens), in the statement: where the quota is spent in it. */
-const JUDGED_CONTEXT_SQL = `select context.*, ${tokenLivenessSql('context')} as liveness from (${TOKEN_CONTEXT_SQL}) context`;
-
-/**
- * The checks of {@link authenticateBearer} that let a request through, in SQL over the judged
- * context: a live token, for this store, not moving. A request refused with 401, 404 or 503 spends
- * no quota.
- */
-const LETS_THROUGH = "judged.liveness = 'live' and judged.token_store_id = :store_id and judged.routing_state <> 'migrating'";
-
-/** The token's statement with the installation's quota spent in it (one text for every quota: built once per fold). */
-const spendingSqlByFold = new WeakMap<FoldedSpend, string>();
-
-function spendingSqlOf(fold: FoldedSpend): string {
-  let sql = spendingSqlByFold.get(fold);
-  if (sql === undefined) {
-    sql = `with judged as (${JUDGED_CONTEXT_SQL}), spent as (${fold.sql('judged', 'judged.installation_id', LETS_THROUGH)})
-      select judged.*, spent.points as quota_points, spent.expire as quota_expire from judged left join spent on true`;
-    spendingSqlByFold.set(fold, sql);
-  }
-  return sql;
-}
-
-interface SpendingRow extends TokenContextRow {
-  /** The token's state now, when the statement judged it (where it spent the quota). */
-  liveness?: TokenLiveness;
-  quota_points?: number | null;
-  quota_expire?: number | null;
-}
-
-/** What the token's statement answered: its context, its state when judged already, the quota's decision when it spent it, the first read's rows. */
-interface LoadedContext {
-  row: SpendingRow | undefined;
-  liveness?: TokenLiveness;
-  spent?: RateDecision;
-  readAhead?: ReadAhead;
-}
-
-/**
- * An operation's first read, made only for a token issued for the path's store and neither revoked
- * nor expired: a token never issued (anyone can make one that passes the checksum), expired, revoked
- * or of another store reads no store table (docs/decisions/0092-no-read-before-the-token.md).
- */
-const readForIssuedToken = readWhile(ISSUED_ACCESS_TOKEN_OF_STORE_SQL);
-
-/**
- * The token's context with the operation's first read, together (on PostgreSQL in one round trip,
- * docs/decisions/0066-postgresql-read-path.md), the read gated on the token (0092), and where the
- * database counts quotas (PostgreSQL) with the installation's quota spent in the token's own statement.
- */
-async function loadTokenContext(
-  services: Services,
-  tokenHash: string,
-  storeId: string,
-  now: number,
-  fold: FoldedSpend | undefined,
-  firstRead: Statement | undefined,
-): Promise<LoadedContext> {
-  const token: Statement = fold
-    ? { sql: spendingSqlOf(fold), params: { token_hash: tokenHash, store_id: storeId, now, ...fold.bindings() } }
-    : { sql: TOKEN_CONTEXT_SQL, params: { token_hash: tokenHash } };
-  let liveness: TokenLiveness | undefined;
-  let row: SpendingRow | undefined;
-  let readRows: readonly unknown[] | undefined;
-  if (firstRead) {
-    const judged = await services.engine.reads.selectJudged(services.db, token, {
-      statement: firstRead,
-      gated: () => readForIssuedToken(firstRead, { token_hash: tokenHash, store_id: storeId, now }),
-      // Where the read follows the judgement (SQLite): the checks of a token that lets it through, but the store's moving.
-      allows: async ([judgedRow]) => {
-        const context = judgedRow as SpendingRow | undefined;
-        if (context?.token_store_id !== storeId) return false;
-        liveness = await livenessOfContext(services, context, now);
-        return liveness === 'live';
-      },
-    });
-    [row] = judged.judgement as SpendingRow[];
-    readRows = judged.read;
-  } else {
-    [[row]] = (await services.engine.reads.select(services.db, [token])) as [SpendingRow[]];
-  }
-  const loaded: LoadedContext = { row, ...(liveness ? { liveness } : {}), ...(readRows ? { readAhead: { rows: readRows } } : {}) };
-  if (row?.quota_points == null || row.quota_expire == null) return loaded;
-  return { ...loaded, spent: fold?.decisionOf(row.quota_points, row.quota_expire) };
-}
-
-/** A token that lets the request through, and the decision of the installation's quota (spent, whatever it says). */
-export interface Authenticated {
-  principal: Principal;
-  quota: RateDecision;
-  /** The rows of the operation's first read, read with the token's statement. */
-  readAhead?: ReadAhead;
-}
-
-/**
- * Resolves `Authorization: Bearer` for a store API request: 401 for anything but a live token of the
- * installation's current generation, 404 STORE_NOT_FOUND for another store's path, 503 while the
- * store moves. A token that lets the request through spends one request of the installation's
- * quota, whose decision the caller answers; scopes are checked after it ({@link requireScopes}), so
- * rate limiting comes first. `firstRead` gives a statement for this path's store that is read with
- * the token's (on PostgreSQL in the same round trip); its rows are answered only with a token that
- * lets the request through.
- */
-export async function authenticateBearer(
-  services: Services,
-  header: string | undefined,
-  storeId: string,
-  quota: Quota,
-  firstRead?: () => Statement | undefined,
-): Promise<Authenticated> {
+/** The hash of the access token the request presents (`Authorization: Bearer svc_at_…`): 401 for anything else. */
+export function presentedTokenHash(header: string | undefined): string {
   const presented = checkSecret('accessToken', bearerOf(header));
   if (!presented.ok) throw unauthenticated('The access token is not a store API access token (svc_at_…).');
-  const now = services.clock.now();
-  const loaded = await loadTokenContext(services, presented.hash, storeId, now, services.limiter.folded(quota), firstRead?.());
-  const { row, spent, readAhead } = loaded;
-  if (!row) throw unauthenticated('The access token is unknown.');
-  const liveness = loaded.liveness ?? (await livenessOfContext(services, row, now));
+  return presented.hash;
+}
+
+/** A token's row as the request's first round trip read it (http/first-round-trip.ts), with its state at the request's instant. */
+export interface JudgedToken {
+  readonly row: Readonly<TokenContextRow>;
+  readonly liveness: TokenLiveness;
+}
+
+/** What the bearer check judges: the presented token's row (none: the token is unknown), the path's store and the instant. */
+export interface BearerCase {
+  readonly token: JudgedToken | undefined;
+  readonly storeId: string;
+  readonly now: number;
+}
+
+/** A token that lets the request through: who it acts for, and, on its first use, the instant to note as its `first_used_at`. */
+export interface Admitted {
+  readonly principal: Principal;
+  readonly firstUse?: { readonly tokenId: string; readonly at: number };
+}
+
+/**
+ * The bearer check of a store API request: 401 for anything but a live token of the installation's
+ * current generation, 404 STORE_NOT_FOUND for another store's path, 503 while the store moves. A
+ * pure judgement: the router read the token's row and spends the quota of a token it admits;
+ * scopes are checked after the quota ({@link requireScopes}), so rate limiting comes first.
+ */
+export function judgeBearer({ token, storeId, now }: BearerCase): Admitted {
+  if (!token) throw unauthenticated('The access token is unknown.');
+  const { row, liveness } = token;
   if (liveness !== 'live') throw unauthenticated(NOT_LIVE_MESSAGES[liveness]);
   if (row.token_store_id !== storeId) throw new ApiError('STORE_NOT_FOUND', 'The access token is not bound to this store.');
   if (row.routing_state === 'migrating') throw storeMigrating();
-  if (row.first_used_at === null) await services.db('tokens').where({ id: row.token_id, first_used_at: null }).update({ first_used_at: now });
-  // Spent here without a fold (SQLite), and should the statement's checks ever pass less than these.
-  const decision = spent ?? (await services.limiter.take(quota, row.installation_id));
-  return readAhead ? { principal: principalOfRow(row), quota: decision, readAhead } : { principal: principalOfRow(row), quota: decision };
+  const principal = principalOfRow(row);
+  return row.first_used_at === null ? { principal, firstUse: { tokenId: row.token_id, at: now } } : { principal };
 }
-
-/** The token's state now: as the statement judged it, or (a kept row) by the rule over its facts. */
-const livenessOfContext = (services: Services, row: SpendingRow, now: number): Promise<TokenLiveness> | TokenLiveness =>
-  row.liveness ?? livenessOfFacts(services.db, row, now);
 
 const NOT_LIVE_MESSAGES = {
   revoked: 'The access token was revoked.',

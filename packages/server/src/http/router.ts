@@ -4,16 +4,18 @@ import { walkReadOn } from '../core/cursor';
 import { isApiError } from '../core/errors';
 import { emptyRecord } from '../core/records';
 import type { ReadRoute } from '../db/read-routing';
-import type { ReadAhead, Statement } from '../db/reads';
+import type { ReadAhead } from '../db/reads';
 import { authenticateBasic } from '../oauth/client-auth';
 import type { App } from '../platform/apps';
+import { noteFirstUse } from '../platform/tokens';
 import type { Services } from '../services/container';
 import type { IdempotencyOutcome } from '../services/metrics';
 import { type Quota, type RateDecision, rateLimited } from '../services/rate-limit';
 import { servedVersionOf, settleVersion } from './api-version';
-import { authenticateBearer, type Principal, requireScopes } from './bearer';
+import { judgeBearer, type Principal, presentedTokenHash, requireScopes } from './bearer';
 import { refuseUnexpectedContent } from './bodyless';
 import { authenticatedClientOf } from './client-first';
+import { firstRoundTripOf, type ReadWithToken, readFirstRoundTrip } from './first-round-trip';
 import type { Execution, FirstRead, FirstReadRequest, Handler, HandlerContext, Handlers, ServerKeys } from './handler';
 import { isReplayedError, REPLAYED_HEADER, requestHashOf, runIdempotently } from './idempotency';
 import { matchedOperation } from './matched-operation';
@@ -56,12 +58,24 @@ export const executionOf = (principal: Principal, requestId: string): Execution 
 });
 
 interface Caller {
+  /** The server's keys, for a store API request (its first read may open a cursor). */
+  keys?: ServerKeys;
   principal?: Principal;
   client?: App;
   execution?: Execution;
+  /** The rows of the operation's first read, read in the first round trip. */
   readAhead?: ReadAhead;
   /** Where a read that may lag goes (http/read-routes.ts), when read replicas are configured. */
   reads?: ReadRoute;
+}
+
+/** An operation as the router runs it: what it reads in its first round trip besides the token. */
+interface RoutedOperation {
+  readonly entry: OperationEntry;
+  /** Its handler's declared first read ({@link Handler.firstRead}). */
+  readonly firstRead?: FirstRead<OperationId>;
+  /** A read that may lag, with read replicas: the store's write positions go with the token instead, and route it. */
+  readonly routed: boolean;
 }
 
 /** A request taken from the quota: the RateLimit fields go on the answer whatever the outcome, 429 when spent. */
@@ -79,56 +93,64 @@ async function spendQuota(services: Services, res: Response, quota: Quota, key: 
 }
 
 /**
- * The statement of the operation's first read for this request, or none: a request its handler will
- * refuse (a bad cursor or filter) is not read ahead, and the handler answers the refusal.
+ * What goes with the token in the request's first round trip: a routed read's store write
+ * positions, or the operation's first read. A request its handler will refuse (a bad cursor or
+ * filter) is not read ahead, and the handler answers the refusal.
  */
-function firstStatementOf(firstRead: FirstRead<OperationId>, request: FirstReadRequest<OperationId>): Statement | undefined {
+function readWithTokenOf(services: Services, operation: RoutedOperation, request: FirstReadRequest<OperationId>): ReadWithToken | undefined {
+  if (operation.routed) return { positions: services.replicas.positionsOf(request.storeId) };
+  if (!operation.firstRead) return undefined;
   try {
-    return firstRead(request);
+    const firstRead = operation.firstRead(request);
+    return firstRead && { firstRead };
   } catch {
     return undefined;
   }
 }
 
+/** Where a later page of a routed walk goes: where its first page was read, as its cursor says. */
+function walkOnOf(req: Request, keys: ServerKeys): string | undefined {
+  const cursor = (req.query as { cursor?: unknown }).cursor;
+  return typeof cursor === 'string' ? walkReadOn(keys.cursor, cursor) : undefined;
+}
+
 /**
- * Who is calling, per the operation's security: a bearer token (then the app's date version, the
- * store, the installation's quota and the scopes), or HTTP Basic client credentials (then the
- * client's date version and quota), or nobody
+ * A bearer token's caller: the router makes the first round trip (the token's row, and what goes
+ * with it), the bearer check judges the row, then the app's date version, the installation's quota
+ * and the scopes.
+ */
+async function identifyBearer(services: Services, operation: RoutedOperation, req: Request, res: Response): Promise<Caller> {
+  // Before the token's round trip, so that an operation's first read can open its cursor (the keys are cached: no statement).
+  const keys = await serverKeys(services);
+  const storeId = String(req.params.storeId);
+  const tokenHash = presentedTokenHash(req.headers.authorization);
+  const now = services.clock.now();
+  const request = { params: req.params, query: req.query, storeId, pager: { key: keys.cursor, now } } as FirstReadRequest<OperationId>;
+  const quota = services.quotas.installation;
+  const trip = firstRoundTripOf(services, { tokenHash, storeId, now }, quota, readWithTokenOf(services, operation, request));
+  const answered = await readFirstRoundTrip(services, trip);
+  const { principal, firstUse } = judgeBearer({ token: answered.token, storeId, now });
+  if (firstUse) await noteFirstUse(services.db, firstUse.tokenId, firstUse.at);
+  // Spent here where the token's statement did not spend it (SQLite), and should its checks ever pass less than the judgement.
+  const decision = answered.spent ?? (await services.limiter.take(quota, principal.installationId));
+  noteCaller(res, principal);
+  settleVersion(services, res, { pinned: principal.appApiVersion, installationId: principal.installationId });
+  answerQuota(services, res, quota, decision);
+  requireScopes(principal, operation.entry, req.body);
+  const execution = executionOf(principal, requestIdOf(res));
+  if (operation.routed)
+    return { keys, principal, execution, reads: services.replicas.route(answered.positions ?? [], principal.installationId, walkOnOf(req, keys)) };
+  return { keys, principal, execution, ...(answered.firstRead ? { readAhead: answered.firstRead } : {}) };
+}
+
+/**
+ * Who is calling, per the operation's security: a bearer token ({@link identifyBearer}), or HTTP
+ * Basic client credentials (then the client's date version and quota), or nobody
  * (`/oauth/authorize` still counts against the quota of the `client_id` it names).
  */
-async function identify(
-  services: Services,
-  entry: OperationEntry,
-  req: Request,
-  res: Response,
-  readAheadWith: { firstRead: FirstRead<OperationId>; keys: ServerKeys } | undefined,
-  routed: boolean,
-): Promise<Caller> {
-  if (entry.auth === 'bearer') {
-    const storeId = String(req.params.storeId);
-    const firstRead =
-      readAheadWith &&
-      (() =>
-        firstStatementOf(readAheadWith.firstRead, {
-          params: req.params as FirstReadRequest<OperationId>['params'],
-          query: req.query as FirstReadRequest<OperationId>['query'],
-          storeId,
-          pager: { key: readAheadWith.keys.cursor, now: services.clock.now() },
-        }));
-    const { principal, quota, readAhead } = await authenticateBearer(services, req.headers.authorization, storeId, services.quotas.installation, firstRead);
-    noteCaller(res, principal);
-    settleVersion(services, res, { pinned: principal.appApiVersion, installationId: principal.installationId });
-    answerQuota(services, res, services.quotas.installation, quota);
-    requireScopes(principal, entry, req.body);
-    const execution = executionOf(principal, requestIdOf(res));
-    // A routed read read the store's write positions ahead, not its own rows.
-    if (routed) {
-      const cursor = (req.query as { cursor?: unknown }).cursor;
-      const walkOn = typeof cursor === 'string' && readAheadWith ? walkReadOn(readAheadWith.keys.cursor, cursor) : undefined;
-      return { principal, execution, reads: services.replicas.route(readAhead?.rows ?? [], principal.installationId, walkOn) };
-    }
-    return { principal, execution, ...(readAhead ? { readAhead } : {}) };
-  }
+async function identify(services: Services, operation: RoutedOperation, req: Request, res: Response): Promise<Caller> {
+  const { entry } = operation;
+  if (entry.auth === 'bearer') return identifyBearer(services, operation, req, res);
   if (entry.auth === 'client') {
     const client = authenticatedClientOf(req) ?? (await authenticateBasic(services, req.headers.authorization));
     noteCaller(res, { appId: client.id });
@@ -238,15 +260,12 @@ export function operationRouter(handlers: Handlers, services: Services): Request
     if (typeof handler !== 'function') throw new Error(`No handler for operation ${operationId}`);
     const routed = services.replicas.configured && readsMayLag(entry);
     const notesWrites = services.replicas.configured && mayWrite(entry);
-    // With replicas, a list's token statement reads the store's write positions instead of the list's first rows.
-    const firstRead: FirstRead<OperationId> | undefined = routed ? ({ storeId }) => services.replicas.positionsOf(storeId) : handler.firstRead;
+    const operation: RoutedOperation = { entry, routed, ...(handler.firstRead ? { firstRead: handler.firstRead } : {}) };
     routes.set(operationId, async (req, res, next) => {
       try {
         refuseUnexpectedContent(entry, req.headers);
         refuseLooseNumbers(req);
-        // Before the caller, so that an operation's first read can open its cursor (the keys are cached: no statement).
-        const keys = entry.auth === 'bearer' ? await serverKeys(services) : undefined;
-        const caller = await identify(services, entry, req, res, firstRead && keys ? { firstRead, keys } : undefined, routed);
+        const caller = await identify(services, operation, req, res);
         const context = {
           operation: entry,
           requestId: requestIdOf(res),
@@ -258,7 +277,6 @@ export function operationRouter(handlers: Handlers, services: Services): Request
           headers: headersOf(req),
           services,
           db: services.db,
-          keys,
           apiVersion: servedVersionOf(res, services),
           ...caller,
         } as unknown as HandlerContext<OperationId>;

@@ -183,6 +183,11 @@ export async function revokeTokens(trx: Db, scope: RevocationScope, now: number,
 
 export const revokeGrant = (trx: Db, grantId: string, now: number, reason: string): Promise<number> => revokeTokens(trx, { grantId }, now, reason);
 
+/** An access token's first use, noted once (the first request to note it wins): it shows that the app holds its pair. */
+export async function noteFirstUse(db: Db, tokenId: string, at: number): Promise<void> {
+  await db('tokens').where({ id: tokenId, first_used_at: null }).update({ first_used_at: at });
+}
+
 /** Whether the app has shown that it holds what an operation issued: a token of it used or exchanged. */
 export async function operationTokensUsed(db: Db, operationId: string): Promise<boolean> {
   const used = await db('tokens')

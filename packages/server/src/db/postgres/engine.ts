@@ -265,6 +265,7 @@ function postgresReads(statements: PreparedStatements): Reads {
       const [readRows = [], judgementRows = []] = await statements.rowSets(db, [read.gated(), judgement]);
       return { judgement: judgementRows, read: readRows };
     },
+    keptUntilCommit: false,
     noteRequestArrival: () => undefined,
     keptForVersion: (key, version, compute) => kept.keptForVersion(key, version, compute),
   };

@@ -117,6 +117,7 @@ function sqliteReads(reader: SqliteReader, epoch: CheckEpoch): Reads {
       if (!(await read.allows(judgementRows))) return { judgement: judgementRows, read: undefined };
       return { judgement: judgementRows, read: rowsOf(read.statement) };
     },
+    keptUntilCommit: true,
     noteRequestArrival: () => epoch.move(),
     keptForVersion: (key, version, compute) => kept.keptForVersion(key, version, compute),
   };
