@@ -3,6 +3,7 @@ import type { RateLimiterStoreAbstract } from 'rate-limiter-flexible';
 import type { ReadReplicas, ReplicaSettings } from './read-routing';
 import type { SqlValue } from './rows';
 import type { Db } from './transactions';
+import type { ClaimedRow, ClaimRequest } from './webhook-claim-types';
 
 /**
  * One engine per database (docs/decisions/0075-one-engine-per-database.md): everything that differs
@@ -20,8 +21,8 @@ import type { Db } from './transactions';
 export type EngineName = 'postgres' | 'sqlite';
 
 /**
- * One value per engine: how a statement that must be written differently per database is given
- * (the webhook claim). The caller writes each variant; `forEngine` picks the one of the handle's
+ * One value per engine: how a step of `db/` that differs per database is given where it is not
+ * worth an engine member (the migrations'). The caller writes each variant; `forEngine` picks the one of the handle's
  * engine, and a third engine would fail the compile at every such place.
  */
 export type PerEngine<T> = { readonly [Name in EngineName]: T };
@@ -223,6 +224,10 @@ export interface Engine {
   announceWebhookWork(db: Db): Promise<void>;
   /** Calls `onWork` for every announcement heard, and once each time the listening is (re)opened. */
   listenForWebhookWork(onWork: () => void, options: ListenOptions): StopListening;
+  /** Claims due webhook deliveries under a lease (delivery/claim.ts says how), answering their rows. */
+  claimWebhookDeliveries<Subscription extends object>(db: Db, request: ClaimRequest): Promise<readonly ClaimedRow<Subscription>[]>;
+  /** Whether the claim records deliveries that succeeded in its own statement (PostgreSQL); SQLite records them, and claims, in one transaction. */
+  readonly claimRecordsDelivered: boolean;
   /** The API quotas' counters (db/quota-counters.ts). */
   readonly quotaCounters: QuotaCounters;
   /** rate-limiter-flexible's store for this database, on a table a migration made. */

@@ -14,6 +14,7 @@ import { keepPostgresPartitions } from './partitions';
 import { PreparedStatements } from './prepared-statements';
 import { postgresQuotaCounters } from './quota-counters';
 import { postgresReplicas } from './replicas';
+import { claimOnPostgres } from './webhook-claims';
 
 // Instants are stored as epoch milliseconds in bigint columns: read them back as numbers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
@@ -176,6 +177,8 @@ class PostgresEngine implements Engine {
   private readonly statements: PreparedStatements;
   readonly quotaCounters: Engine['quotaCounters'];
   readonly announceWebhookWork = postgresAnnouncer();
+  readonly claimWebhookDeliveries = claimOnPostgres;
+  readonly claimRecordsDelivered = true;
   private readonly session: pg.ClientConfig;
   private readonly listener: SharedListener;
 

@@ -10,6 +10,7 @@ import { closeSharedFile, openSharedFile, type SharedFile } from './files';
 import { SqliteAnnouncements } from './notifications';
 import { memoryQuotaCounters } from './quota-counters';
 import { type CheckEpoch, cacheStatements, SqliteReader } from './reader';
+import { claimOnSqlite } from './webhook-claims';
 import { waitForWriteLock } from './writers';
 
 /**
@@ -72,6 +73,8 @@ class SqliteEngine implements Engine {
   readonly pooled = false;
   readonly kept = new Map<string, KeptResult>();
   readonly quotaCounters = memoryQuotaCounters();
+  readonly claimWebhookDeliveries = claimOnSqlite;
+  readonly claimRecordsDelivered = false;
   private readonly file: SharedFile;
   private readonly reader: SqliteReader;
   private readonly announcements: SqliteAnnouncements;

@@ -7,6 +7,7 @@ import { groupedBy } from '../../../core/records';
 import { deliveryTraceHeaders, withinTrace } from '../../../core/trace-context';
 import type { Sealer } from '../../../credentials/sealing';
 import { inTransaction } from '../../../db/transactions';
+import { claimRecordsDelivered } from '../../../db/webhook-claims';
 import type { Deps, WebhookSettings } from '../../../services/container';
 import type { ExpiryRule } from '../../../services/housekeeping';
 import { OUTBOX_KEPT_MS } from '../../../services/outbox';
@@ -15,7 +16,7 @@ import { eventVersionOf, payloadFor } from '../payloads';
 import { signedHeaders } from '../signing';
 import { markRevoked, signingSecretsOrReason } from '../subscriptions/changes';
 import type { SubscriptionRow } from '../subscriptions/row';
-import { type Claim, type ClaimedDelivery, type ClaimLimits, claimDeliveries, claimRecordsDeliveries, type Delivered } from './claims';
+import { type Claim, type ClaimedDelivery, type ClaimLimits, claimDeliveries, type Delivered } from './claims';
 import { INSERT_CHUNK } from './fan-out';
 import { queueDue } from './queues';
 
@@ -160,7 +161,7 @@ export async function attemptDelivery(deps: DeliveryDeps, claimed: ClaimedDelive
 export async function recordAttempts(deps: DeliveryDeps, made: readonly AttemptMade[], random: () => number): Promise<void> {
   if (made.length === 0) return;
   const now = deps.clock.now();
-  if (claimRecordsDeliveries(deps.db) && made.every((attempt) => attempt.record.outcome === 'succeeded')) {
+  if (claimRecordsDelivered(deps.db) && made.every((attempt) => attempt.record.outcome === 'succeeded')) {
     await claimDeliveries(deps, { take: 0, perSubscription: 0, leaseMs: 0 }, deliveredOf(made));
     return;
   }
@@ -214,7 +215,7 @@ export const deliveredOf = (made: readonly AttemptMade[]): Delivered => ({
  * transaction, so one commit (one sync of its log) serves both.
  */
 export async function recordAndClaim(deps: DeliveryDeps, made: readonly AttemptMade[], limits: ClaimLimits, random: () => number): Promise<Claim> {
-  if (claimRecordsDeliveries(deps.db)) {
+  if (claimRecordsDelivered(deps.db)) {
     if (made.every((attempt) => attempt.record.outcome === 'succeeded')) return claimDeliveries(deps, limits, made.length > 0 ? deliveredOf(made) : undefined);
     await recordAttempts(deps, made, random);
     return claimDeliveries(deps, limits);
