@@ -6,7 +6,7 @@ import { createApp } from '../../src/app';
 import { ManualClock } from '../../src/core/clock';
 import { createDatabase } from '../../src/db/connection';
 import { migrateToLatest } from '../../src/db/migrate';
-import { createDispatcher } from '../../src/jobs/webhook-dispatcher';
+import { createDispatcher } from '../../src/delivery/dispatcher';
 import { ALL_SCOPES } from '../../src/platform/scopes';
 import { simulateStore } from '../../src/seeds/simulation/run';
 import { createServices } from '../../src/services/container';

@@ -10,7 +10,7 @@ import { CLAIMED_COLUMNS, type ClaimedRow, type ClaimRequest, EVENT_OF_DELIVERY,
 /**
  * When a queue is next due after a claim: held by another worker, in a moment
  * ({@link HELD_ELSEWHERE_RECHECK_MS}); at its limit, when the leases just taken end (a recorded
- * attempt brings that forward, queues.ts); otherwise at its next due
+ * attempt brings that forward, domain/webhooks/enqueue/queues.ts); otherwise at its next due
  * delivery, or, with leases out, when they end at the latest (so that a dead worker's deliveries
  * are taken over in time); never, with nothing pending and nothing out. The PostgreSQL statement's
  * `moved` says the same in SQL.

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { uuidV7 } from '../../../src/core/ids';
+import { createDispatcher, type Dispatcher } from '../../../src/delivery/dispatcher';
+import { fanOut } from '../../../src/delivery/fan-out';
 import { createProduct } from '../../../src/domain/catalog/products/changes';
 import { createCustomer } from '../../../src/domain/storefront/customers/changes';
 import { placeOrder } from '../../../src/domain/storefront/orders/changes';
-import { fanOut } from '../../../src/domain/webhooks/delivery/fan-out';
 import { ATTEMPTS_SHOWN } from '../../../src/domain/webhooks/log/queries';
 import { runHousekeeping } from '../../../src/jobs/housekeeping';
-import { createDispatcher, type Dispatcher } from '../../../src/jobs/webhook-dispatcher';
 import { findInstallationOf } from '../../../src/platform/installations';
 import { createServices, type Services } from '../../../src/services/container';
 import { httpTransport } from '../../../src/services/webhook-transport';

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { createApp } from '../../../src/app';
+import { LEASES_AHEAD } from '../../../src/db/webhook-claims';
+import { createDispatcher, type Dispatcher } from '../../../src/delivery/dispatcher';
+import { fanOut } from '../../../src/delivery/fan-out';
 import { createProduct as createProductAsStore } from '../../../src/domain/catalog/products/changes';
 import { createCustomer } from '../../../src/domain/storefront/customers/changes';
 import { placeOrder } from '../../../src/domain/storefront/orders/changes';
-import { LEASES_AHEAD } from '../../../src/domain/webhooks/delivery/claims';
-import { fanOut } from '../../../src/domain/webhooks/delivery/fan-out';
 import { runHousekeeping } from '../../../src/jobs/housekeeping';
-import { createDispatcher, type Dispatcher } from '../../../src/jobs/webhook-dispatcher';
 import { uninstall } from '../../../src/platform/installations';
 import { createServices, type Services } from '../../../src/services/container';
 import { insertProduct } from '../../support/catalog-fixtures';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { fromJsonList } from '../../../db/json-lists';
-import { type ClaimedRow, type ClaimLimits, claimWebhookDeliveries, type Delivered } from '../../../db/webhook-claims';
-import type { Deps } from '../../../services/container';
-import type { SubscriptionRow } from '../subscriptions/row';
+import { fromJsonList } from '../db/json-lists';
+import { type ClaimedRow, type ClaimLimits, claimWebhookDeliveries, type Delivered } from '../db/webhook-claims';
+import type { SubscriptionRow } from '../domain/webhooks/subscriptions/row';
+import type { Deps } from '../services/container';
 
 /** A delivery a worker holds under its lease, with what the attempt needs. */
 export interface ClaimedDelivery {
@@ -16,7 +16,7 @@ export interface ClaimedDelivery {
   readonly attempts: number;
   readonly payload: string | null;
   readonly subscription: SubscriptionRow;
-  /** The subscribing installation's scopes now: what of the event it may see (payloads.ts). */
+  /** The subscribing installation's scopes now: what of the event it may see (domain/webhooks/payloads.ts). */
   readonly receiverScopes: ReadonlySet<string>;
   /** The W3C trace of the request that caused the event, when one did (services/outbox). */
   readonly traceParent: string | null;
@@ -49,7 +49,7 @@ export interface Claim {
  * are due (`webhook_queues`, oldest first), counts each one's live leases, the claiming worker's and
  * the others' (through the lease index: a few rows), takes its oldest due deliveries up to its room through `(subscription_id, state,
  * next_attempt_at, id)`, and moves each queue on: to its next due delivery, or, at its limit, to the
- * end of the leases just taken (a recorded attempt brings it back at once: queues.ts). A subscription
+ * end of the leases just taken (a recorded attempt brings it back at once: domain/webhooks/enqueue/queues.ts). A subscription
  * at its limit with thousands due behind it costs a claim nothing. On PostgreSQL this is one
  * statement: the queues and deliveries taken are locked `FOR UPDATE SKIP LOCKED`, so concurrent
  * workers take disjoint sets; SQLite runs it as a few statements in one transaction (one writer). A
@@ -63,9 +63,6 @@ export async function claimDeliveries({ db, clock }: Deps, limits: ClaimLimits, 
   const rows = await claimWebhookDeliveries<SubscriptionRow>(db, { limits, now, until, token, ...(delivered ? { delivered } : {}) });
   return { deliveries: rows.map(claimedOf(token, until)), full: rows.length >= limits.take };
 }
-
-export type { ClaimLimits, Delivered } from '../../../db/webhook-claim-types';
-export { LEASES_AHEAD } from '../../../db/webhook-claims';
 
 const claimedOf =
   (token: string, leaseEnd: number) =>
@@ -86,3 +83,14 @@ const claimedOf =
       leaseEnd,
     };
   };
+
+/** A claimed delivery's whole key (PostgreSQL prunes its writes to the delivery's day: migration 021), as `whereIn` takes it. */
+export const keyOfClaimed = (claimed: ClaimedDelivery) => [claimed.subscription.store_id, claimed.id, claimed.createdAt];
+
+/** A claimed delivery's row while its claim holds: its whole key and the claim's token. */
+export const claimedKey = (claimed: ClaimedDelivery) => ({
+  store_id: claimed.subscription.store_id,
+  id: claimed.id,
+  created_at: claimed.createdAt,
+  claim_token: claimed.claimToken,
+});
