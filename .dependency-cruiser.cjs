@@ -1,7 +1,8 @@
 /**
  * The server's layers, bottom to top. A module may import from its own layer and the layers below
  * it, never from one above (docs and the README's layout section explain each layer). `pnpm lint`
- * runs this, so an upward import fails CI.
+ * runs this, so an upward import fails CI. `delivery` is the webhook wing: all of sending, above
+ * the domain whose subscriptions, payloads and queues it sends from, below the edge and the jobs.
  */
 const src = '^packages/server/src/';
 const layers = [
@@ -12,6 +13,7 @@ const layers = [
   ['platform', 'platform/'],
   ['oauth', 'oauth/'],
   ['domain', 'domain/'],
+  ['delivery', 'delivery/'],
   ['http', 'http/'],
   ['dashboard', 'dashboard/'],
   ['handlers', 'handlers/'],

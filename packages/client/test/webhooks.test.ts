@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { createDispatcher, type Dispatcher } from '@svc/server/src/jobs/webhook-dispatcher';
+import { createDispatcher, type Dispatcher } from '@svc/server/src/delivery/dispatcher';
 import { testDatabases } from '@svc/server/test/support/databases';
 import { createTestStore, suiteHarness } from '@svc/server/test/support/harness';
 import type { Listening } from '@svc/server/test/support/listen';

@@ -4,6 +4,7 @@ import type { QuotaCounters, StoredLimiterOptions } from './quotas/counters';
 import type { ReadReplicas, ReplicaSettings } from './read-routing';
 import type { SqlValue } from './rows';
 import type { Db } from './transactions';
+import type { ClaimedRow, ClaimRequest } from './webhook-claim-types';
 
 /**
  * One engine per database (docs/decisions/0075-one-engine-per-database.md): everything that differs
@@ -206,6 +207,10 @@ export interface WebhookWork {
   announce(db: Db): Promise<void>;
   /** Calls `onWork` for every announcement heard, and once each time the listening is (re)opened. */
   listen(onWork: () => void, options: ListenOptions): StopListening;
+  /** Claims due webhook deliveries under a lease (delivery/claim.ts says how), answering their rows. */
+  claim<Subscription extends object>(db: Db, request: ClaimRequest): Promise<readonly ClaimedRow<Subscription>[]>;
+  /** Whether the claim records deliveries that succeeded in its own statement (PostgreSQL); SQLite records them, and claims, in one transaction. */
+  readonly claimRecordsDelivered: boolean;
 }
 
 /** The API quotas' counters and rate-limiter-flexible's stores (db/quotas/). */

@@ -1,7 +1,7 @@
 import { signInLimitsExpiry } from '../dashboard/sign-in-guard';
 import { type Leadership, LeadershipLost } from '../db/locks';
-import { webhookAttemptsExpiry, webhookDeliveriesExpiry } from '../domain/webhooks/delivery/attempts';
-import { repairWebhookQueues } from '../domain/webhooks/delivery/queues';
+import { repairWebhookQueues } from '../domain/webhooks/enqueue/queues';
+import { webhookAttemptsExpiry, webhookDeliveriesExpiry } from '../domain/webhooks/log/expiry';
 import { idempotencyKeysExpiry } from '../http/idempotency';
 import { authorizationRequestsExpiry } from '../oauth/consent';
 import { launchTokensExpiry } from '../oauth/launch';
@@ -35,7 +35,7 @@ export type Rounds = Pick<Leadership, 'round'>;
 /**
  * One housekeeping run: deletes what has expired in every table, in bounded batches (on PostgreSQL
  * the partitions' upkeep first: db/partitions.ts), then makes due any webhook queue that pending
- * deliveries wait in unseen (delivery/queues.ts: the safety net). Under a leadership each of the
+ * deliveries wait in unseen (domain/webhooks/enqueue/queues.ts: the safety net). Under a leadership each of the
  * two is a round of its own, asked for anew, and run on the leader's session: answers undefined
  * when this process does not lead, and fails with `LeadershipLost` when it lost the lead midway.
  * Without one (a test, a single process) both run on `deps.db`.

@@ -5,8 +5,9 @@ import path from 'node:path';
  * One engine per database, chosen once (docs/decisions/0075-one-engine-per-database.md): outside
  * `db/` no file asks which database it is on, reaches a driver, or picks a library's store by
  * database, nor finds the engine from a handle: it is given the engine's ports (the deps' `engine`)
- * or calls `db/`'s functions; a statement that must differ per database is given as one variant per
- * engine (`PerEngine`, picked by `forEngine`).
+ * or calls `db/`'s functions; a statement that must differ per database is a member of the engine,
+ * written in `db/postgres/` and `db/sqlite/` (the webhook claim). Only `db/` (its migrations among
+ * it) picks a variant per engine (`forEngine`).
  */
 const SRC = path.join(__dirname, '../../src');
 
@@ -18,6 +19,9 @@ const FORBIDDEN: readonly [RegExp, string][] = [
   [/\bengineOf(Handle)?\b/, 'finds the engine from a handle instead of being given its ports (services container)'],
   [/RateLimiter(Postgres|SQLite|Memory)\b/, "picks rate-limiter-flexible's store"],
   [/['"](pg|better-sqlite3)['"]\s*[!=]==|[!=]==\s*['"](pg|better-sqlite3)['"]/, 'compares a client name'],
+  [/\b(forEngine|PerEngine|EngineName)\b/, 'picks a variant per engine'],
+  [/['"](postgres|sqlite)['"]\s*[!=]==|[!=]==\s*['"](postgres|sqlite)['"]|case\s+['"](postgres|sqlite)['"]/, "branches on the engine's name"],
+  [/(^|[{,])\s*(postgres|sqlite)\s*:\s/, 'writes a variant per engine'],
 ];
 
 function sourceFiles(dir: string): string[] {
@@ -48,6 +52,11 @@ describe('the database engines', () => {
       "import { x } from '../db/sqlite/reader';",
       'db.client.config.client',
       "import { engineOfHandle } from '../db/engine';",
+      "import { forEngine } from '../db/engine';",
+      'const CLAIMS: PerEngine<Claiming> = {',
+      "if (name === 'postgres') return;",
+      'const claimsOwnRecords = { postgres: true, sqlite: false };',
+      '  sqlite: { claim: claimOnSqlite, recordsDelivered: false },',
     ];
     for (const line of sample) expect(FORBIDDEN.some(([pattern]) => pattern.test(line))).toBe(true);
   });

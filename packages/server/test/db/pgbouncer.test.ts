@@ -4,7 +4,7 @@ import request from 'supertest';
 import { createDatabase } from '../../src/db/connection';
 import { engineOfHandle } from '../../src/db/engine';
 import { migrateToLatest } from '../../src/db/migrate';
-import { createDispatcher } from '../../src/jobs/webhook-dispatcher';
+import { createDispatcher } from '../../src/delivery/dispatcher';
 import { createServices } from '../../src/services/container';
 import { freshPostgresDatabase } from '../support/built-server';
 import { createProductVia, getProductCall, openShop, walkProducts } from '../support/catalog-products';

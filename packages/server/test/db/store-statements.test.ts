@@ -7,7 +7,7 @@ import { ManualClock } from '../../src/core/clock';
 import { createDatabase } from '../../src/db/connection';
 import { engineOfHandle } from '../../src/db/engine';
 import { migrateToLatest } from '../../src/db/migrate';
-import { createDispatcher } from '../../src/jobs/webhook-dispatcher';
+import { createDispatcher } from '../../src/delivery/dispatcher';
 import { ALL_SCOPES } from '../../src/platform/scopes';
 import { simulateStore } from '../../src/seeds/simulation/run';
 import { createServices } from '../../src/services/container';

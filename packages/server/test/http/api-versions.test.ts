@@ -4,7 +4,7 @@ import { createApp } from '../../src/app';
 import type { CliIo } from '../../src/cli/context';
 import { runCli } from '../../src/cli/run';
 import { apiVersionRegistry } from '../../src/core/api-versions';
-import { createDispatcher } from '../../src/jobs/webhook-dispatcher';
+import { createDispatcher } from '../../src/delivery/dispatcher';
 import { findInstallationOf } from '../../src/platform/installations';
 import { depsOf, testDatabases } from '../support/databases';
 import { type AppFixture, approveAndGetCode, createTestApp, createTestStore, installWithTokens, type StoreFixture, suiteHarness } from '../support/harness';

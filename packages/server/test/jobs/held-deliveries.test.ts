@@ -1,6 +1,6 @@
-import type { ClaimedDelivery } from '../../src/domain/webhooks/delivery/claims';
+import type { ClaimedDelivery } from '../../src/delivery/claim';
+import { HeldDeliveries } from '../../src/delivery/hold';
 import type { SubscriptionRow } from '../../src/domain/webhooks/subscriptions/row';
-import { HeldDeliveries } from '../../src/jobs/held-deliveries';
 
 const NOW = 1_000_000;
 const LEASE_END = NOW + 45_000;

@@ -5,7 +5,7 @@ import { createApp } from '../../src/app';
 import { systemClock } from '../../src/core/clock';
 import { engineOfHandle } from '../../src/db/engine';
 import { LISTENER_NAME } from '../../src/db/notifications';
-import { createDispatcher, type Dispatcher } from '../../src/jobs/webhook-dispatcher';
+import { createDispatcher, type Dispatcher } from '../../src/delivery/dispatcher';
 import { createServices, type Services } from '../../src/services/container';
 import { type DomainEvent, recordEvent } from '../../src/services/outbox';
 import { testDatabases } from '../support/databases';

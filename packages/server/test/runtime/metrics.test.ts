@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { createDispatcher } from '../../src/jobs/webhook-dispatcher';
+import { createDispatcher } from '../../src/delivery/dispatcher';
 import { createMetrics, type MetricsListening, serveMetrics } from '../../src/runtime/metrics';
 import { testDatabases } from '../support/databases';
 import { createTestStore, suiteHarness, UUID } from '../support/harness';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Express } from 'express';
 import request from 'supertest';
 import { engineOfHandle } from '../../src/db/engine';
-import { createDispatcher, type Dispatcher } from '../../src/jobs/webhook-dispatcher';
+import { createDispatcher, type Dispatcher } from '../../src/delivery/dispatcher';
 import { findInstallationOf } from '../../src/platform/installations';
 import { createServices, type Services } from '../../src/services/container';
 import { createTestApp, type Harness, installWithTokens, localOnlyResolver, type StoreFixture, type SuiteHarness } from './harness';

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { createDispatcher, DISPATCHER_DEFAULTS } from '../../jobs/webhook-dispatcher';
+import { createDispatcher, DISPATCHER_DEFAULTS } from '../../delivery/dispatcher';
 import type { Actions, Run } from '../context';
 import { wholeNumber } from '../values';
 

@@ -14,6 +14,7 @@ import { postgresAnnouncer, postgresListener } from './notifications';
 import { keepPostgresPartitions } from './partitions';
 import { PreparedStatements } from './prepared-statements';
 import { postgresReplicas } from './replicas';
+import { claimOnPostgres } from './webhook-claims';
 
 // Instants are stored as epoch milliseconds in bigint columns: read them back as numbers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
@@ -274,7 +275,12 @@ function postgresReads(statements: PreparedStatements): Reads {
 /** `pg_notify` in the writing transaction; one connection per pool kept aside to listen. */
 function postgresWebhookWork(session: pg.ClientConfig): WebhookWork {
   const listener = new SharedListener((tell, opened) => postgresListener(session, tell, opened));
-  return { announce: postgresAnnouncer(), listen: (onWork, options) => listener.listen(onWork, options) };
+  return {
+    announce: postgresAnnouncer(),
+    listen: (onWork, options) => listener.listen(onWork, options),
+    claim: claimOnPostgres,
+    claimRecordsDelivered: true,
+  };
 }
 
 /** A migration's own session on the PostgreSQL database `db` runs on (see `PostgresEngine.openMigrationSession`). */

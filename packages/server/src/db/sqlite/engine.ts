@@ -9,6 +9,7 @@ import { KeptResults } from '../version-kept';
 import { closeSharedFile, openSharedFile, type SharedFile } from './files';
 import { SqliteAnnouncements } from './notifications';
 import { type CheckEpoch, cacheStatements, SqliteReader } from './reader';
+import { claimOnSqlite } from './webhook-claims';
 import { waitForWriteLock } from './writers';
 
 /**
@@ -144,5 +145,10 @@ const SQLITE_LOCKS: Locks = {
 /** Announcements within the process, told after the commit. */
 function sqliteWebhookWork(announcements: SqliteAnnouncements): WebhookWork {
   const listener = new SharedListener((tell) => announcements.listen(tell));
-  return { announce: (db) => announcements.announce(db), listen: (onWork, options) => listener.listen(onWork, options) };
+  return {
+    announce: (db) => announcements.announce(db),
+    listen: (onWork, options) => listener.listen(onWork, options),
+    claim: claimOnSqlite,
+    claimRecordsDelivered: false,
+  };
 }

@@ -5,11 +5,9 @@ import { ApiError } from '../../core/errors';
 import { fromJsonList } from '../../db/json-lists';
 import { type Db, inTransaction } from '../../db/transactions';
 import { OUTBOX_KEPT_MS } from '../../services/outbox';
-import { echoedInstant, queueAskedAgain } from './delivery/asked-again';
-import type { DeliveryDeps, WebhookDeliveryAttempt } from './delivery/attempts';
-import { stampedNoEarlierThan } from './delivery/stamps';
-import { sendTestEvent } from './delivery/test-event';
+import { echoedInstant, queueAskedAgain } from './enqueue/asked-again';
 import { mayReceive, scopesAllowing } from './event-types';
+import { stampedNoEarlierThan } from './stamps';
 import type { Subscriber } from './subscriptions/changes';
 import { lockSubscription } from './subscriptions/queries';
 import { type SubscriptionRow, subscriptionRevoked } from './subscriptions/row';
@@ -99,10 +97,3 @@ const pendingDeliveryOf = (trx: Knex.Transaction, subscription: Pick<Subscriptio
     .where('d.event_occurred_at', '<', range.to)
     .where('d.created_at', '>=', stampedNoEarlierThan(range.from))
     .select(trx.raw('1'));
-
-/** webhooks.test on the subscriber's own subscription (also while paused; 409 once revoked). */
-export async function testSubscription(deps: DeliveryDeps, db: Db, subscriber: Subscriber, id: string): Promise<WebhookDeliveryAttempt> {
-  const subscription = await lockSubscription(db, subscriber, id);
-  if (subscription.state === 'revoked') throw subscriptionRevoked();
-  return sendTestEvent(deps, db, subscription);
-}

@@ -1,4 +1,4 @@
-import { testSubscription } from '../../domain/webhooks/replay';
+import { testSubscription } from '../../delivery/test-send';
 import { envelope } from '../../http/envelope';
 import type { Handler } from '../../http/handler';
 import { subscriberOf } from './subscriber';

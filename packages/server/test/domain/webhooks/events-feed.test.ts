@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { uuidV7, uuidV7Time } from '../../../src/core/ids';
+import type { Dispatcher } from '../../../src/delivery/dispatcher';
+import { fanOut } from '../../../src/delivery/fan-out';
 import { createProduct } from '../../../src/domain/catalog/products/changes';
 import { createCustomer } from '../../../src/domain/storefront/customers/changes';
 import { placeOrder } from '../../../src/domain/storefront/orders/changes';
-import { fanOut } from '../../../src/domain/webhooks/delivery/fan-out';
 import { runHousekeeping } from '../../../src/jobs/housekeeping';
-import type { Dispatcher } from '../../../src/jobs/webhook-dispatcher';
 import { findInstallationOf, uninstall } from '../../../src/platform/installations';
 import type { Services } from '../../../src/services/container';
 import { expectError } from '../../support/auth-steps';

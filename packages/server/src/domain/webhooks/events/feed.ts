@@ -5,9 +5,9 @@ import { uuidV7Time } from '../../../core/ids';
 import { parseDateTimeFilter } from '../../../core/instants';
 import { boundAfter, type KeysetAfter, keysetPage, type ListRequest, NEWEST_FIRST, type Page, walkOrder } from '../../../core/paging';
 import type { Db } from '../../../db/transactions';
-import { CLOCK_SKEW_ALLOWED_MS, stampedNoEarlierThan } from '../delivery/stamps';
 import { EVENT_TYPE_SCOPES, mayReceive, typesReceivable } from '../event-types';
 import { payloadFor } from '../payloads';
+import { CLOCK_SKEW_ALLOWED_MS, stampedNoEarlierThan } from '../stamps';
 import { eventExpired, expiredById, isPastRetention, isPlainUuid, keptAfter } from './retention';
 
 export type Event = components['schemas']['Event'];

@@ -6,7 +6,7 @@ import { type Db, inTransaction } from '../../../db/transactions';
 import { publishedApiVersions } from '../../../services/api-versions';
 import type { WebhookSettings } from '../../../services/container';
 import type { SealedColumn } from '../../../services/sealing-key';
-import { queueDue } from '../delivery/queues';
+import { queueDue } from '../enqueue/queues';
 import { scopesAllowing } from '../event-types';
 import { checkEndpointUrl } from '../url-guard';
 import { lockSubscription, type SubscriptionOwner } from './queries';

@@ -1,9 +1,9 @@
-import { fromJsonList } from '../../../db/json-lists';
-import { skippingLocked } from '../../../db/locks';
-import { inTransaction } from '../../../db/transactions';
-import type { Deps } from '../../../services/container';
-import { mayReceive } from '../event-types';
-import { queueDue } from './queues';
+import { fromJsonList } from '../db/json-lists';
+import { skippingLocked } from '../db/locks';
+import { inTransaction } from '../db/transactions';
+import { queueDue } from '../domain/webhooks/enqueue/queues';
+import { mayReceive } from '../domain/webhooks/event-types';
+import type { Deps } from '../services/container';
 
 interface OutboxEventRow {
   id: string;

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../../../db/transactions';
-import { envelopeOf } from '../../../services/outbox';
-import { eventVersionOf } from '../payloads';
-import { markRevoked } from '../subscriptions/changes';
-import type { SubscriptionRow } from '../subscriptions/row';
-import { attemptRecord, type DeliveryDeps, send, viewOfAttempt, type WebhookDeliveryAttempt } from './attempts';
+import type { Db } from '../db/transactions';
+import { eventVersionOf } from '../domain/webhooks/payloads';
+import { markRevoked, type Subscriber } from '../domain/webhooks/subscriptions/changes';
+import { lockSubscription } from '../domain/webhooks/subscriptions/queries';
+import { type SubscriptionRow, subscriptionRevoked } from '../domain/webhooks/subscriptions/row';
+import { envelopeOf } from '../services/outbox';
+import { attemptRecord, type DeliveryDeps, send, viewOfAttempt, type WebhookDeliveryAttempt } from './attempt';
 
 const TEST_MESSAGE = 'This is a test event from the Store Management Service.';
 
@@ -30,4 +31,11 @@ export async function sendTestEvent(deps: DeliveryDeps, db: Db, subscription: Su
   await db('webhook_attempts').insert(record);
   if ('status' in outcome && outcome.status === 410) await markRevoked(db, subscription, deps.clock.now());
   return viewOfAttempt(record);
+}
+
+/** webhooks.test on the subscriber's own subscription (also while paused; 409 once revoked). */
+export async function testSubscription(deps: DeliveryDeps, db: Db, subscriber: Subscriber, id: string): Promise<WebhookDeliveryAttempt> {
+  const subscription = await lockSubscription(db, subscriber, id);
+  if (subscription.state === 'revoked') throw subscriptionRevoked();
+  return sendTestEvent(deps, db, subscription);
 }

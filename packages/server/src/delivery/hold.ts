@@ -1,4 +1,4 @@
-import type { ClaimedDelivery } from '../domain/webhooks/delivery/claims';
+import type { ClaimedDelivery } from './claim';
 
 export interface HeldLimits {
   /** Attempts on the wire at once, whatever their subscription. */
@@ -22,7 +22,7 @@ export interface Startable {
 /**
  * A worker's claimed deliveries: those waiting to be sent, by subscription in the order claimed, and
  * how many of each subscription's are on the wire. The worker holds a subscription's deliveries a
- * few times its attempts at once (claims.ts, `LEASES_AHEAD`), so that an answer is followed by the
+ * few times its attempts at once (db/webhook-claim-types.ts, `LEASES_AHEAD`), so that an answer is followed by the
  * next attempt at once, while answers are recorded and deliveries claimed in batches. Subscriptions
  * take turns for the worker's slots: the one served last goes to the back.
  */

@@ -5,7 +5,7 @@ import type { Db } from '../../../db/transactions';
  * makes a delivery claimable says so here, in the transaction that does it: new deliveries (fan-out,
  * replay, recover), a slot coming free (an attempt recorded), a paused subscription resumed. A claim
  * then moves the time on to the queue's next due delivery, or to the end of the leases it took when
- * the subscription is at its limit (claims.ts). Saying "due now" too often costs a claim one look
+ * the subscription is at its limit (delivery/claim.ts). Saying "due now" too often costs a claim one look
  * at a queue with nothing to take; saying it too rarely would strand deliveries, so housekeeping
  * (every 10 minutes) repairs a queue that was never told (`repairWebhookQueues`).
  */
