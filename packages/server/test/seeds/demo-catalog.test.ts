@@ -46,7 +46,7 @@ describe.each(testDatabases())('demo and bench catalogs on $name', (testDatabase
     return listed;
   }
 
-  // test/seeds.test.ts reads the demo catalog back through the API; this proves the rules row by row.
+  // test/seeds/seeds.test.ts reads the demo catalog back through the API; this proves the rules row by row.
   test('the demo catalog has eight categories and 300 products of every kind and state that keep the catalog rules', async () => {
     const store = await createTestStore(h);
     const seeded = await seedDemoCatalog(h.services, store.store.id);
