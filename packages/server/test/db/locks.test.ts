@@ -1,5 +1,5 @@
+import { until } from '../../../../tools/testbed/until';
 import { holdLeadership, type Leadership } from '../../src/db/locks';
-import { until } from '../support/built-server';
 import { describeOnPostgres, testDatabases } from '../support/databases';
 
 describe.each(testDatabases('sqlite'))('the leader on $name', (testDatabase) => {
