@@ -5,7 +5,7 @@ import { engineOfHandle } from '../../packages/server/src/db/engine';
 import { migrateToLatest } from '../../packages/server/src/db/migrate';
 import { seedCatalogForBench } from '../../packages/server/src/seeds/demo-catalog';
 import { createServices, TOOLS_KEY } from '../../packages/server/src/services/container';
-import { freshPostgresDatabase } from '../../packages/server/test/support/built-server';
+import { freshPostgresDatabase } from '../testbed/postgres-database';
 import { createBenchStore, installBenchApp } from './fixtures';
 import { drive, firstAnswer, measuredRun, type Requests } from './load-driver';
 import { type Column, machineSummary, printTable, runScript } from './report';

@@ -6,7 +6,7 @@ import { migrateToLatest } from '../../packages/server/src/db/migrate';
 import { DAY_MS, dayOf } from '../../packages/server/src/db/partitions';
 import { EXPIRY_RULES } from '../../packages/server/src/jobs/housekeeping';
 import { deleteExpired, type ExpiryRule, partitionedTables } from '../../packages/server/src/services/housekeeping';
-import { subscribedInstallation } from '../../packages/server/test/support/webhook-rows';
+import { subscribedInstallation } from '../testbed/webhook-rows';
 import { createBenchStore, type Knex, scratchSchema } from './fixtures';
 import { fixed, printTable, runScript } from './report';
 import { partitionSettings } from './settings';

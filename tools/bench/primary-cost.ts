@@ -10,7 +10,7 @@ import type { Actor } from '../../packages/server/src/domain/common/actor';
 import { anyVersion } from '../../packages/server/src/domain/common/actor';
 import { simulateStore } from '../../packages/server/src/seeds/simulation/run';
 import { createServices, type Services } from '../../packages/server/src/services/container';
-import { type RunningReplica, startReplica } from '../../packages/server/test/support/replica';
+import { type RunningReplica, startReplica } from '../testbed/replica';
 import { createBenchStore, installBenchApp } from './fixtures';
 import { cpuTimeOfTree, machineCpu, parentOf } from './proc';
 import { fixed, printTable, runScript } from './report';

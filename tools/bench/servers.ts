@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { builtServer, repositoryRoot } from '../../packages/server/test/support/built-server';
+import { builtServer, repositoryRoot } from '../testbed/repository';
 import { type CpuTime, cpuTimeOfTree } from './proc';
 import type { ChildMessage, ParentMessage, ReadyMessage } from './protocol';
 import { serverCpusFromEnv } from './settings';

@@ -10,6 +10,7 @@ import { replayEvents } from '../../packages/server/src/domain/webhooks/replay';
 import { createSubscription } from '../../packages/server/src/domain/webhooks/subscriptions/changes';
 import { createServices, type Services } from '../../packages/server/src/services/container';
 import { type DomainEvent, recordEvent } from '../../packages/server/src/services/outbox';
+import { until as poll } from '../testbed/until';
 import { createBenchStore, installBenchApp, type Knex, scratchSchema } from './fixtures';
 import { runScript } from './report';
 import { type ServerUnderTest, startServer } from './servers';
@@ -89,9 +90,8 @@ export async function burst(services: Services, storeIds: readonly string[], cou
   });
 }
 
-export async function until(condition: () => Promise<boolean>, everyMs = 20): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, everyMs));
-}
+/** Waits, asking every `everyMs`, until `condition` holds; an error it throws ends the bench. */
+export const until = (condition: () => Promise<boolean>, everyMs = 20) => poll(condition, { everyMs, rethrow: true });
 
 /**
  * Single events, each committed on its own once the one before is delivered (so the worker waits

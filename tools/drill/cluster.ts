@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 
 import { createDatabase } from '../../packages/server/src/db/connection';
-import { pgbouncerPath, type RunningPgBouncer, startPgBouncer } from '../../packages/server/test/support/pgbouncer';
-import { anyBinDir, majorOf, type Postmaster, postgresPrograms, startPostmaster } from '../../packages/server/test/support/postmaster';
-import { type RunningReplica, startReplica } from '../../packages/server/test/support/replica';
+import { pgbouncerPath, type RunningPgBouncer, startPgBouncer } from '../testbed/pgbouncer';
+import { anyBinDir, majorOf, type Postmaster, postgresPrograms, startPostmaster } from '../testbed/postmaster';
+import { type RunningReplica, startReplica } from '../testbed/replica';
 
 /**
  * The drill's own database servers, which it may stop, freeze and restart: a PostgreSQL made for

@@ -5,8 +5,9 @@ import { createDatabase } from '../../packages/server/src/db/connection';
 import { engineOfHandle } from '../../packages/server/src/db/engine';
 import { migrateToLatest, rollbackLatest } from '../../packages/server/src/db/migrate';
 import { createServices, TOOLS_KEY } from '../../packages/server/src/services/container';
-import { freshPostgresDatabase, repositoryRoot } from '../../packages/server/test/support/built-server';
 import { createBenchStore } from '../bench/fixtures';
+import { freshPostgresDatabase } from '../testbed/postgres-database';
+import { repositoryRoot } from '../testbed/repository';
 import { type DrillCluster, quiet } from './cluster';
 import { sleep } from './faults';
 

@@ -8,9 +8,10 @@
  */
 import fs from 'node:fs';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { freePort } from '../../../tools/testbed/ports';
+import { until } from '../../../tools/testbed/until';
 import { DEMO_OWNER } from '../src/seeds/demo';
-import { ensureBuilt, type ServerRun, startBuiltServer, tempDataDir, until } from './support/built-server';
-import { freePort } from './support/ports';
+import { ensureBuilt, type ServerRun, startBuiltServer, tempDataDir } from './support/built-server';
 import { chromiumPath, describeInChromium } from './support/requirements';
 
 /** The page's global scope as an init script sees it, typed by hand: these tests compile without the DOM's types. */
@@ -33,7 +34,7 @@ describeInChromium('the docs console in a browser', () => {
     // `localhost`, as the demo app's redirect URL names the console: the address a reader opens.
     origin = `http://localhost:${port}`;
     server = startBuiltServer({ DATA_DIR: dataDir, SEED_DEMO: 'true', PORT: String(port) });
-    await until(async () => /^Samples {4}export /m.test(server.stdout) || server.child.exitCode !== null, 100);
+    await until(async () => /^Samples {4}export /m.test(server.stdout) || server.child.exitCode !== null, { everyMs: 100 });
     const exportLine = /^Samples {4}export (.+)$/m.exec(server.stdout)?.[1] ?? '';
     banner = Object.fromEntries(exportLine.split(' ').map((pair) => pair.split('=', 2) as [string, string]));
     expect(banner.SVC_URL).toBe(origin);

@@ -16,9 +16,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { type CodeBlock, placeholdersIn, type Runnable, readBlocks, runnablesOf, sourceLineOf } from '../../../tools/runnable-docs/blocks';
+import { freePort } from '../../../tools/testbed/ports';
+import { builtCli, repositoryRoot } from '../../../tools/testbed/repository';
+import { until } from '../../../tools/testbed/until';
 import { type AppProject, makeAppProject, plainEnvironment, SDK_README } from './support/app-project';
-import { builtCli, ensureBuilt, repositoryRoot, type ServerRun, startBuiltServer, tempDataDir, until } from './support/built-server';
-import { freePort } from './support/ports';
+import { ensureBuilt, type ServerRun, startBuiltServer, tempDataDir } from './support/built-server';
 import { type RecordedAnswer, type RecordingProxy, recordingProxy } from './support/recording-proxy';
 
 const run = promisify(execFile);
@@ -251,7 +253,7 @@ async function listening(port: number, child: ChildProcess): Promise<boolean> {
         });
         socket.once('error', () => resolve(false));
       }),
-    100,
+    { everyMs: 100 },
   ).then(() => true);
   return Promise.race([connects, ended]);
 }
@@ -338,7 +340,7 @@ beforeAll(async () => {
   const [project] = await Promise.all([
     makeAppProject(),
     // The demo's history is simulated after the banner: the guides read its orders.
-    until(async () => /^Demo {7}\d+ orders/m.test(server.stdout) || server.child.exitCode !== null, 100),
+    until(async () => /^Demo {7}\d+ orders/m.test(server.stdout) || server.child.exitCode !== null, { everyMs: 100 }),
   ]);
   const exportLine = /^Samples {4}export (.+)$/m.exec(server.stdout)?.[1];
   if (!exportLine) throw new Error(`the start printed no export line:\n${server.stdout}${server.stderr}`);

@@ -29,6 +29,7 @@ import {
   typeScriptSample,
 } from '../../../tools/codegen/sample-code';
 import { filledPath, SAMPLE_VARIABLES, type SampleRequest, samplePath, sampleRequests } from '../../../tools/codegen/samples';
+import { repositoryRoot } from '../../../tools/testbed/repository';
 import { replayEvents } from '../src/domain/webhooks/replay';
 import { createSubscription } from '../src/domain/webhooks/subscriptions/changes';
 import { findInstallationOf } from '../src/platform/installations';
@@ -36,7 +37,6 @@ import { ALL_SCOPES } from '../src/platform/scopes';
 import { seedDemoCatalog } from '../src/seeds/demo-catalog';
 import { simulateStore } from '../src/seeds/simulation/run';
 import { plainEnvironment } from './support/app-project';
-import { repositoryRoot } from './support/built-server';
 import { testDatabases } from './support/databases';
 import { createTestStore, fullAccess, type SuiteHarness, suiteHarness } from './support/harness';
 import { type Listening, listen } from './support/listen';

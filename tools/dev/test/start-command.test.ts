@@ -4,11 +4,13 @@
  * it started. Either way the server drains (readiness turns 503 first) and exits 0, every process
  * the command started is gone, and the port is free.
  */
+
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { until as poll } from '../../testbed/until';
 
 jest.setTimeout(240_000);
 
@@ -42,13 +44,7 @@ const isAlive = (pid: number) => {
   }
 };
 
-async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 180_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const until = (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 180_000) => poll(condition, { what, timeoutMs, rethrow: true });
 
 const statusOf = async (url: string): Promise<number | 'refused'> => {
   try {

@@ -1,6 +1,24 @@
-import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
+import {
+  anyText,
+  bindHost,
+  databaseUrl,
+  decimal,
+  flag,
+  isLoopbackHost,
+  oneOf,
+  origins,
+  otlpEndpoint,
+  publicUrl,
+  replicaUrls,
+  retrySchedule,
+  secretKey,
+  secretKeys,
+  type TrustProxy,
+  trustProxy,
+  type ValueParser,
+} from './config-values';
 import { repositoryRoot } from './paths';
 
 /**
@@ -16,8 +34,6 @@ export type Environment = (typeof ENVIRONMENTS)[number];
 /** The levels `LOG_LEVEL` takes, most severe first (pino's names). */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
-
-export type TrustProxy = false | number | readonly string[];
 
 export interface WebhookConfig {
   /** `WEBHOOK_WORKERS`: how many dispatchers the server runs (default 1); 0 leaves delivery to `svc worker`. */
@@ -138,37 +154,13 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-/** The ranges Express (proxy-addr) knows by name. */
-const TRUSTED_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
-
-function isSubnet(entry: string): boolean {
-  const [address = '', prefix, ...rest] = entry.split('/');
-  const family = isIP(address);
-  if (family === 0 || rest.length > 0) return false;
-  if (prefix === undefined) return true;
-  // A /0 would trust every peer, which Express refuses too.
-  return /^[1-9][0-9]{0,2}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
-}
-
-export const SECRET_KEY_BYTES = 32;
-
-/** A 32-byte key written as 64 hexadecimal digits or in base64 (44 characters, or 43 in base64url); undefined otherwise. */
-export function parseSecretKey(text: string): Buffer | undefined {
-  if (/^[0-9a-fA-F]{64}$/.test(text)) return Buffer.from(text, 'hex');
-  if (/^[A-Za-z0-9+/]{43}=$/.test(text)) return Buffer.from(text, 'base64');
-  if (/^[A-Za-z0-9_-]{43}$/.test(text)) return Buffer.from(text, 'base64url');
-  return undefined;
-}
-
-/** At most a day between attempts: a longer wait is a typo, not a schedule. */
-const LONGEST_RETRY_DELAY_MS = 86_400_000;
 /** Ten minutes: a longer wait in a stop or a connect is a typo, and orchestrators kill long before. */
 const LONGEST_WAIT_MS = 600_000;
 
 /**
  * A setting: the variable, what it is for, its default as a reader sees it, and the schema that
- * turns the variable's text (undefined when unset or empty) into its value or refuses it with a
- * message that completes "NAME ...".
+ * turns the variable's text (undefined when unset) into its value, or refuses it with messages that
+ * each complete "NAME ..." (core/config-values.ts parses; zod gathers every setting's problems).
  */
 interface Setting<T> {
   readonly description: string;
@@ -176,120 +168,19 @@ interface Setting<T> {
   readonly schema: z.ZodType<T, string | undefined>;
 }
 
-const setting = <T>(description: string, defaultText: string, schema: z.ZodType<T, string | undefined>): Setting<T> => ({
+const setting = <T>(description: string, defaultText: string, parse: ValueParser<T>): Setting<T> => ({
   description,
   defaultText,
-  schema,
+  schema: z
+    .string()
+    .optional()
+    .transform((text, context): T => {
+      const reading = parse(text);
+      if ('value' in reading) return reading.value;
+      for (const problem of reading.problems) context.addIssue({ code: 'custom', message: problem });
+      return z.NEVER;
+    }),
 });
-
-const unset = (value: string | undefined): value is undefined => value === undefined || value === '';
-
-/** Plain decimal digits only: `" "`, hex, exponents, signs and fractions are refused, not read as numbers. */
-function decimal<Fallback extends number | undefined>(range: string, min: number, max: number, fallback: Fallback) {
-  return z
-    .string()
-    .optional()
-    .transform((value, context): number | Fallback => {
-      if (unset(value)) return fallback;
-      if (!/^[0-9]{1,15}$/.test(value) || Number(value) < min || Number(value) > max) {
-        context.addIssue({ code: 'custom', message: `must be a decimal integer ${range}` });
-        return z.NEVER;
-      }
-      return Number(value);
-    });
-}
-
-function oneOf<const T extends string>(values: readonly T[], fallback: T | undefined) {
-  return z
-    .string()
-    .optional()
-    .transform((value, context): T | undefined => {
-      if (unset(value)) return fallback;
-      const found = values.find((candidate) => candidate === value);
-      if (found === undefined) context.addIssue({ code: 'custom', message: `must be one of ${values.join(', ')}` });
-      return found ?? z.NEVER;
-    });
-}
-
-function flag(fallback: boolean) {
-  return z
-    .string()
-    .optional()
-    .transform((value, context): boolean => {
-      if (unset(value)) return fallback;
-      if (value === 'true' || value === '1') return true;
-      if (value === 'false' || value === '0') return false;
-      context.addIssue({ code: 'custom', message: 'must be true or false (or 1 or 0)' });
-      return z.NEVER;
-    });
-}
-
-/**
- * TRUST_PROXY: unset or empty trusts no proxy. Otherwise a hop count, or a comma-separated list of
- * addresses, CIDR subnets and `loopback`/`linklocal`/`uniquelocal`, as Express's `trust proxy`
- * takes them. `true` (trust every hop) is refused: any client could then name its own address.
- */
-const trustProxy = z
-  .string()
-  .optional()
-  .transform((value, context): TrustProxy => {
-    if (value === undefined || value.trim() === '') return false;
-    const problem = `must be a hop count or a comma-separated list of proxy addresses, CIDR subnets and ${TRUSTED_RANGE_NAMES.join('/')} (leave it unset to trust no proxy)`;
-    const trimmed = value.trim();
-    if (trimmed === 'true') {
-      context.addIssue({ code: 'custom', message: `${problem}: "true" would let any client choose its own address` });
-      return z.NEVER;
-    }
-    if (/^[0-9]{1,6}$/.test(trimmed)) return Number(trimmed) === 0 ? false : Number(trimmed);
-    const entries = trimmed.split(',').map((entry) => entry.trim());
-    if (entries.some((entry) => !TRUSTED_RANGE_NAMES.includes(entry) && !isSubnet(entry))) {
-      context.addIssue({ code: 'custom', message: problem });
-      return z.NEVER;
-    }
-    return entries;
-  });
-
-const secretKey = z
-  .string()
-  .optional()
-  .transform((value, context): Buffer | undefined => {
-    if (unset(value)) return undefined;
-    const key = parseSecretKey(value.trim());
-    if (!key) context.addIssue({ code: 'custom', message: 'must be 32 bytes as 64 hex digits or base64 (openssl rand -hex 32)' });
-    return key ?? z.NEVER;
-  });
-
-/**
- * SECRET_KEYS: the ring of a rotation, comma-separated, each key as SECRET_KEY takes it; the first
- * seals. A bad entry is named by its position, never echoed.
- */
-const secretKeys = z
-  .string()
-  .optional()
-  .transform((value, context): readonly Buffer[] | undefined => {
-    if (unset(value)) return undefined;
-    const keys: Buffer[] = [];
-    for (const [index, entry] of value.split(',').entries()) {
-      const key = parseSecretKey(entry.trim());
-      const position = `entry ${index + 1}`;
-      if (!key) context.addIssue({ code: 'custom', message: `${position} must be 32 bytes as 64 hex digits or base64 (openssl rand -hex 32)` });
-      else if (keys.some((known) => known.equals(key))) context.addIssue({ code: 'custom', message: `${position} repeats an earlier key` });
-      else keys.push(key);
-    }
-    return keys;
-  });
-
-const databaseUrl = z
-  .string()
-  .optional()
-  .transform((value, context): string | undefined => {
-    if (unset(value)) return undefined;
-    if (!/^postgres(ql)?:\/\/./.test(value) || !URL.canParse(value)) {
-      context.addIssue({ code: 'custom', message: 'must be a postgres:// URL (leave it unset for SQLite)' });
-      return z.NEVER;
-    }
-    return value;
-  });
 
 /** `DATABASE_REPLICA_MAX_LAG_MS`'s default. */
 export const DEFAULT_REPLICA_MAX_LAG_MS = 5000;
@@ -301,111 +192,8 @@ export const DEFAULT_REPLICA_MAX_LAG_MS = 5000;
  */
 export const DEFAULT_REPLICA_TIMEOUT_MS = 1000;
 
-/** Replicas one process reads from: each holds a pool and is polled for its position. */
-export const MAX_REPLICAS = 16;
-
-/** Comma-separated postgres:// URLs, each a streaming replica (hot standby) of DATABASE_URL's primary. */
-const replicaUrls = z
-  .string()
-  .optional()
-  .transform((value, context): readonly string[] => {
-    if (value === undefined || value.trim() === '') return [];
-    const urls = value.split(',').map((entry) => entry.trim());
-    const bad = urls.findIndex((url) => !/^postgres(ql)?:\/\/./.test(url) || !URL.canParse(url));
-    if (bad >= 0) {
-      context.addIssue({ code: 'custom', message: `entry ${bad + 1} must be a postgres:// URL (comma-separated, one per replica)` });
-      return z.NEVER;
-    }
-    if (new Set(urls).size !== urls.length) {
-      context.addIssue({ code: 'custom', message: 'names one replica twice' });
-      return z.NEVER;
-    }
-    if (urls.length > MAX_REPLICAS) {
-      context.addIssue({ code: 'custom', message: `names more than ${MAX_REPLICAS} replicas` });
-      return z.NEVER;
-    }
-    return urls;
-  });
-
-const retrySchedule = z
-  .string()
-  .optional()
-  .transform((value, context): readonly number[] | undefined => {
-    if (value === undefined || value.trim() === '') return undefined;
-    const delays = value.split(',').map((part) => part.trim());
-    if (delays.length > 20 || !delays.every((delay) => /^[0-9]{1,8}$/.test(delay) && Number(delay) <= LONGEST_RETRY_DELAY_MS)) {
-      context.addIssue({ code: 'custom', message: 'must be up to 20 comma-separated delays in milliseconds (each at most a day)' });
-      return z.NEVER;
-    }
-    return delays.map(Number);
-  });
-
-/** Exact origins (`https://app.example.com`): a browser sends the origin, never a path or a wildcard. */
-const origins = z
-  .string()
-  .optional()
-  .transform((value, context): readonly string[] => {
-    if (value === undefined || value.trim() === '') return [];
-    const entries = value.split(',').map((entry) => entry.trim());
-    const bad = entries.find((entry) => !URL.canParse(entry) || new URL(entry).origin !== entry || !/^https?:/.test(entry));
-    if (bad !== undefined) {
-      context.addIssue({ code: 'custom', message: `must be a comma-separated list of origins such as https://app.example.com ("${bad}" is not one)` });
-      return z.NEVER;
-    }
-    return entries;
-  });
-
-/** A hostname that names this machine only: an issuer there may be plain http, even in production. */
-const isLoopbackHost = (hostname: string): boolean =>
-  hostname === 'localhost' || hostname.endsWith('.localhost') || hostname === '[::1]' || /^127(\.[0-9]{1,3}){3}$/.test(hostname);
-
-/**
- * PUBLIC_URL: an http(s) origin, written as one (no path, query, fragment or credentials; a trailing
- * `/` is taken off), since the OAuth issuer is compared as a string by clients (RFC 8414 §3.3). Its
- * https rule needs NODE_ENV, so it is checked with the other settings (crossChecks).
- */
-const publicUrl = z
-  .string()
-  .optional()
-  .transform((value, context): string | undefined => {
-    if (unset(value)) return undefined;
-    const text = value.replace(/\/$/, '');
-    const url = URL.canParse(text) ? new URL(text) : undefined;
-    if (!url || !/^https?:$/.test(url.protocol) || url.origin !== text) {
-      context.addIssue({ code: 'custom', message: 'must be the http(s) origin clients reach the service at, without a path (https://api.example.com)' });
-      return z.NEVER;
-    }
-    return text;
-  });
-
 /** More server processes than this on one machine would only share its cores more thinly (and open DATABASE_POOL_MAX connections each). */
 export const MAX_WEB_CONCURRENCY = 64;
-
-/** An address to bind: an IP address or `localhost`. */
-const bindHost = z
-  .string()
-  .optional()
-  .transform((value, context): string => {
-    if (unset(value)) return '127.0.0.1';
-    if (isIP(value) === 0 && value !== 'localhost') {
-      context.addIssue({ code: 'custom', message: 'must be an IP address to bind (127.0.0.1, 0.0.0.0, ::) or localhost' });
-      return z.NEVER;
-    }
-    return value;
-  });
-
-/** The collector's base URL; the SDK appends `/v1/traces`. */
-const otlpEndpoint = z
-  .string()
-  .optional()
-  .transform((value, context): string | undefined => {
-    if (unset(value)) return undefined;
-    if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) {
-      context.addIssue({ code: 'custom', message: 'must be an http:// or https:// URL of an OTLP/HTTP collector (http://collector:4318)' });
-      return z.NEVER;
-    }
-    return value;
-  });
 
 export const SETTINGS = {
   NODE_ENV: setting(
@@ -448,7 +236,7 @@ export const SETTINGS = {
   DATA_DIR: setting(
     'Where SQLite keeps its file (and, on SQLite outside production, the development sealing key).',
     '`./data` at the repository root',
-    z.string().optional(),
+    anyText,
   ),
   SECRET_KEY: setting(
     'The key that seals webhook signing secrets and stored idempotent answers: 32 random bytes as 64 hex digits or base64 (`openssl rand -hex 32`), the same on every instance (the database keeps a check of it and refuses another). Required in production and on PostgreSQL; on SQLite elsewhere made once in `DATA_DIR`.',
@@ -492,7 +280,7 @@ export const SETTINGS = {
   SHUTDOWN_DELAY_MS: setting(
     'After SIGTERM, how long the listener keeps accepting while `/readyz` answers 503, so load balancers stop sending first.',
     '`5000` in production, `0` elsewhere',
-    decimal('from 0 to 600000', 0, LONGEST_WAIT_MS, undefined as number | undefined),
+    decimal('from 0 to 600000', 0, LONGEST_WAIT_MS, undefined),
   ),
   SHUTDOWN_TIMEOUT_MS: setting(
     'Then how long requests in flight may finish before their connections are closed.',
@@ -514,7 +302,7 @@ export const SETTINGS = {
   METRICS_PORT: setting(
     'The port of a separate listener serving Prometheus metrics at `/metrics` (never the API port), for the server and for `svc worker`. Unset: no metrics are kept and nothing listens.',
     'unset (off)',
-    decimal('from 0 to 65535', 0, 65535, undefined as number | undefined),
+    decimal('from 0 to 65535', 0, 65535, undefined),
   ),
   METRICS_HOST: setting('The address the metrics listener binds; `0.0.0.0` lets a scraper on another host (or pod) reach it.', '`127.0.0.1`', bindHost),
   PUBLIC_URL: setting(

@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseSecretKey, SECRET_KEY_BYTES } from '../core/config';
+import { parseSecretKey, SECRET_KEY_BYTES } from '../core/config-values';
 
 /**
  * Data at rest that the server itself must read again (a webhook signing secret, which has to sign

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Express } from 'express';
 import type { Knex } from 'knex';
+import { until } from '../../../../tools/testbed/until';
 import { createApp } from '../../src/app';
 import { HOUSEKEEPING_LED_ELSEWHERE } from '../../src/cli/commands/housekeeping';
 import type { CliIo } from '../../src/cli/context';
@@ -22,7 +23,6 @@ import { recordConsent } from '../../src/platform/installations';
 import { seedDemoCatalog } from '../../src/seeds/demo-catalog';
 import { createServices, type Deps } from '../../src/services/container';
 import { storeApi } from '../support/auth-steps';
-import { until } from '../support/built-server';
 import { depsOf, leadershipOn, testDatabases } from '../support/databases';
 
 type JsonObject = Record<string, unknown>;

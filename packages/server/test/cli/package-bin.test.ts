@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ensureBuilt, repositoryRoot } from '../support/built-server';
+import { repositoryRoot } from '../../../../tools/testbed/repository';
+import { ensureBuilt } from '../support/built-server';
 
 /**
  * The package's `svc` command the way a consumer runs it (issue 38 part 8): the package's `bin`

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import express from 'express';
-import { loadConfig } from '../../src/core/config';
+import { ConfigError, loadConfig } from '../../src/core/config';
 import { describeDatabase } from '../../src/db/connection';
 
 describe('configuration from the environment', () => {
@@ -273,5 +273,124 @@ describe('configuration from the environment', () => {
         expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: bad })).toThrow(/WEBHOOK_RETRY_SCHEDULE must be/);
       }
     });
+  });
+});
+
+/** A start stopped by its settings: the ConfigError's message, the one line the start prints. */
+function refusal(env: NodeJS.ProcessEnv): string {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.message;
+    throw error;
+  }
+  throw new Error('the settings were taken');
+}
+
+const KEY = 'a'.repeat(64);
+const PRIMARY = 'postgres://a@db/x';
+
+describe('the one line a bad setting stops the start with, to the byte', () => {
+  it.each<[NodeJS.ProcessEnv, string]>([
+    [{ PORT: 'x' }, 'PORT must be a decimal integer from 0 to 65535, not "x"'],
+    [{ PORT: '65536' }, 'PORT must be a decimal integer from 0 to 65535, not "65536"'],
+    [{ WEB_CONCURRENCY: '0' }, 'WEB_CONCURRENCY must be a decimal integer from 1 to 64, not "0"'],
+    [{ NODE_ENV: 'prod' }, 'NODE_ENV must be one of development, test, production, not "prod"'],
+    [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, not "verbose"'],
+    [{ DATABASE_URL: 'mysql://db/x' }, 'DATABASE_URL must be a postgres:// URL (leave it unset for SQLite)'],
+    [{ DATABASE_URL: 'postgres://' }, 'DATABASE_URL must be a postgres:// URL (leave it unset for SQLite)'],
+    [{ DATABASE_DIRECT_URL: 'http://x' }, 'DATABASE_DIRECT_URL must be a postgres:// URL (leave it unset for SQLite)'],
+    [
+      { DATABASE_URL: PRIMARY, DATABASE_REPLICA_URL: 'postgres://r1/x,mysql://r2/x' },
+      'DATABASE_REPLICA_URL entry 2 must be a postgres:// URL (comma-separated, one per replica)',
+    ],
+    [{ DATABASE_URL: PRIMARY, DATABASE_REPLICA_URL: 'postgres://r1/x, postgres://r1/x' }, 'DATABASE_REPLICA_URL names one replica twice'],
+    [{ DATABASE_REPLICA_MAX_LAG_MS: '600001' }, 'DATABASE_REPLICA_MAX_LAG_MS must be a decimal integer from 0 to 600000, not "600001"'],
+    [{ DATABASE_REPLICA_TIMEOUT_MS: '9' }, 'DATABASE_REPLICA_TIMEOUT_MS must be a decimal integer from 10 to 600000, not "9"'],
+    [{ DATABASE_REPLICA_POOLED: 'yes' }, 'DATABASE_REPLICA_POOLED must be true or false (or 1 or 0), not "yes"'],
+    [{ SECRET_KEY: 'short' }, 'SECRET_KEY must be 32 bytes as 64 hex digits or base64 (openssl rand -hex 32)'],
+    [
+      { SECRET_KEYS: `${'ab'.repeat(32)},x,${'ab'.repeat(32)}` },
+      'SECRET_KEYS entry 2 must be 32 bytes as 64 hex digits or base64 (openssl rand -hex 32); SECRET_KEYS entry 3 repeats an earlier key',
+    ],
+    [
+      { TRUST_PROXY: 'true' },
+      'TRUST_PROXY must be a hop count or a comma-separated list of proxy addresses, CIDR subnets and loopback/linklocal/uniquelocal (leave it unset to trust no proxy): "true" would let any client choose its own address, not "true"',
+    ],
+    [
+      { TRUST_PROXY: 'proxy.internal' },
+      'TRUST_PROXY must be a hop count or a comma-separated list of proxy addresses, CIDR subnets and loopback/linklocal/uniquelocal (leave it unset to trust no proxy), not "proxy.internal"',
+    ],
+    [{ RATE_LIMIT_PER_INSTALLATION: '0' }, 'RATE_LIMIT_PER_INSTALLATION must be a decimal integer from 1 to 1000000, not "0"'],
+    [{ RATE_LIMIT_PER_CLIENT: '1000001' }, 'RATE_LIMIT_PER_CLIENT must be a decimal integer from 1 to 1000000, not "1000001"'],
+    [{ WEBHOOK_WORKERS: '65' }, 'WEBHOOK_WORKERS must be a decimal integer from 0 to 64, not "65"'],
+    [{ WEBHOOK_ATTEMPTS_PER_SUBSCRIPTION: '0' }, 'WEBHOOK_ATTEMPTS_PER_SUBSCRIPTION must be a decimal integer from 1 to 64, not "0"'],
+    [{ WEBHOOK_RETRY_SCHEDULE: '1s' }, 'WEBHOOK_RETRY_SCHEDULE must be up to 20 comma-separated delays in milliseconds (each at most a day), not "1s"'],
+    [{ SEED_DEMO: 'on' }, 'SEED_DEMO must be true or false (or 1 or 0), not "on"'],
+    [{ MIGRATE_ON_START: 'no' }, 'MIGRATE_ON_START must be true or false (or 1 or 0), not "no"'],
+    [{ SHUTDOWN_DELAY_MS: '-1' }, 'SHUTDOWN_DELAY_MS must be a decimal integer from 0 to 600000, not "-1"'],
+    [{ SHUTDOWN_TIMEOUT_MS: '600001' }, 'SHUTDOWN_TIMEOUT_MS must be a decimal integer from 0 to 600000, not "600001"'],
+    [{ DATABASE_POOL_MAX: '1001' }, 'DATABASE_POOL_MAX must be a decimal integer from 1 to 1000, not "1001"'],
+    [{ DATABASE_STATEMENT_TIMEOUT_MS: '3600001' }, 'DATABASE_STATEMENT_TIMEOUT_MS must be a decimal integer from 0 to 3600000, not "3600001"'],
+    [{ DATABASE_CONNECT_TIMEOUT_MS: 'soon' }, 'DATABASE_CONNECT_TIMEOUT_MS must be a decimal integer from 0 to 600000, not "soon"'],
+    [
+      { CORS_ORIGINS: 'https://app.example.com/path' },
+      'CORS_ORIGINS must be a comma-separated list of origins such as https://app.example.com ("https://app.example.com/path" is not one), not "https://app.example.com/path"',
+    ],
+    [{ CORS_ORIGINS: '*' }, 'CORS_ORIGINS must be a comma-separated list of origins such as https://app.example.com ("*" is not one), not "*"'],
+    [{ METRICS_PORT: '99999' }, 'METRICS_PORT must be a decimal integer from 0 to 65535, not "99999"'],
+    [{ METRICS_HOST: 'metrics.internal' }, 'METRICS_HOST must be an IP address to bind (127.0.0.1, 0.0.0.0, ::) or localhost, not "metrics.internal"'],
+    [
+      { PUBLIC_URL: 'https://api.example.com/v1' },
+      'PUBLIC_URL must be the http(s) origin clients reach the service at, without a path (https://api.example.com), not "https://api.example.com/v1"',
+    ],
+    [{ PUBLIC_URL: 'ftp://x' }, 'PUBLIC_URL must be the http(s) origin clients reach the service at, without a path (https://api.example.com), not "ftp://x"'],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' },
+      'OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL of an OTLP/HTTP collector (http://collector:4318)',
+    ],
+    [
+      { PORT: 'x', SECRET_KEY: 'not-a-key', DATABASE_POOL_MAX: '0', NODE_ENV: 'staging' },
+      'NODE_ENV must be one of development, test, production, not "staging"; PORT must be a decimal integer from 0 to 65535, not "x"; SECRET_KEY must be 32 bytes as 64 hex digits or base64 (openssl rand -hex 32); DATABASE_POOL_MAX must be a decimal integer from 1 to 1000, not "0"',
+    ],
+    [
+      { NODE_ENV: 'production' },
+      'SECRET_KEY is required in production: 32 random bytes as 64 hex digits or base64 (openssl rand -hex 32), or SECRET_KEYS while rotating; PUBLIC_URL is required in production: the https origin clients reach the service at (https://api.example.com), the OAuth issuer they check',
+    ],
+    [
+      { NODE_ENV: 'production', SECRET_KEY: KEY },
+      'PUBLIC_URL is required in production: the https origin clients reach the service at (https://api.example.com), the OAuth issuer they check',
+    ],
+    [
+      { NODE_ENV: 'production', SECRET_KEY: KEY, PUBLIC_URL: 'http://api.example.com' },
+      'PUBLIC_URL must be https in production (it is the OAuth issuer clients check), not "http://api.example.com"; plain http is for localhost',
+    ],
+    [
+      { SECRET_KEY: KEY, SECRET_KEYS: KEY },
+      'SECRET_KEY and SECRET_KEYS are both set: keep one (SECRET_KEYS=new,old while rotating, SECRET_KEY for a single key)',
+    ],
+    [
+      { WEB_CONCURRENCY: '2' },
+      'WEB_CONCURRENCY=2 needs PostgreSQL (DATABASE_URL): on SQLite one server process serves the data directory (its quotas and housekeeping live in it); leave WEB_CONCURRENCY at 1',
+    ],
+    [
+      { DATABASE_DIRECT_URL: 'postgres://d/x' },
+      'DATABASE_DIRECT_URL is set without DATABASE_URL: it is the direct session beside a pooled DATABASE_URL; set both, or neither for SQLite',
+    ],
+    [
+      { DATABASE_REPLICA_URL: 'postgres://r/x' },
+      'DATABASE_REPLICA_URL is set without DATABASE_URL: replicas are of a PostgreSQL primary; set DATABASE_URL, or unset DATABASE_REPLICA_URL for SQLite',
+    ],
+  ])('%p', (env, line) => {
+    expect(refusal(env)).toBe(line);
+  });
+
+  it('names more than 16 replicas as too many', () => {
+    const urls = Array.from({ length: 17 }, (_, index) => `postgres://r${index}/x`).join(',');
+    expect(refusal({ DATABASE_URL: PRIMARY, DATABASE_REPLICA_URL: urls })).toBe('DATABASE_REPLICA_URL names more than 16 replicas');
+  });
+
+  it('shortens a long value it echoes to 60 characters', () => {
+    expect(refusal({ PORT: 'y'.repeat(80) })).toBe(`PORT must be a decimal integer from 0 to 65535, not "${'y'.repeat(57)}..."`);
   });
 });

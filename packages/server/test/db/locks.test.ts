@@ -1,5 +1,5 @@
+import { until } from '../../../../tools/testbed/until';
 import type { Leadership } from '../../src/db/locks';
-import { until } from '../support/built-server';
 import { describeOnPostgres, leadershipOn, testDatabases } from '../support/databases';
 
 describe.each(testDatabases('sqlite'))('the leader on $name', (testDatabase) => {

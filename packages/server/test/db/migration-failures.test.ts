@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { subscribedInstallation } from '../../../../tools/testbed/webhook-rows';
 import { migrateToLatest, migrateUpTo } from '../../src/db/migrate';
 import { DAY_MS } from '../../src/db/partitions';
 import { observeSteps } from '../../src/db/postgres/online-ddl';
 import { describeOnPostgres, postgresSchema, type TestDatabase } from '../support/databases';
 import { type Cut, hold, runCutting } from '../support/migration-cuts';
 import { dumpSchema } from '../support/schema-dump';
-import { subscribedInstallation } from '../support/webhook-rows';
 
 /**
  * Migrations 019 and 021 (and what runs with them) cut at each of its steps in turn, by a lock held from another

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { subscribedInstallation } from '../../../../tools/testbed/webhook-rows';
 import { migrateToLatest, migrateUpTo, rollbackAll, rollbackLatest } from '../../src/db/migrate';
 import { brokenUniqueIndex } from '../../src/db/transactions';
 import { testDatabases } from '../support/databases';
-import { subscribedInstallation } from '../support/webhook-rows';
 
 const TABLES = [
   'store_owners',

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Knex } from 'knex';
+import { until as poll } from '../../../../tools/testbed/until';
 import { createDatabase } from '../../src/db/connection';
 import { engineOfHandle } from '../../src/db/engine';
 import { announceWebhookWork, WEBHOOK_WORK_CHANNEL } from '../../src/db/notifications';
@@ -20,13 +21,7 @@ describe.each(testDatabases())('webhook work announced on $name', (testDatabase)
   });
   afterAll(() => testDatabase.close());
 
-  async function until(condition: () => boolean, what: string): Promise<void> {
-    const deadline = Date.now() + 10_000;
-    while (!condition()) {
-      if (Date.now() > deadline) throw new Error(`Timed out waiting until ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  }
+  const until = (condition: () => boolean, what: string) => poll(condition, { what, timeoutMs: 10_000, everyMs: 10, rethrow: true });
 
   /** A listener on `db` and how often it was told, counted from when it listens. */
   async function listening(): Promise<{ heard: () => number; stop: () => Promise<void> }> {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { subscribedInstallation } from '../../../../tools/testbed/webhook-rows';
 import { uuidV7 } from '../../src/core/ids';
 import { engineOfHandle } from '../../src/db/engine';
 import { migrateToLatest } from '../../src/db/migrate';
@@ -9,7 +10,6 @@ import { EXPIRY_RULES } from '../../src/jobs/housekeeping';
 import { partitionedTables } from '../../src/services/housekeeping';
 import { OUTBOX_KEPT_MS } from '../../src/services/outbox';
 import { describeOnPostgres, testDatabases } from '../support/databases';
-import { subscribedInstallation } from '../support/webhook-rows';
 
 const TABLES = partitionedTables(EXPIRY_RULES);
 

@@ -1,17 +1,17 @@
 import os from 'node:os';
 import type { Knex } from 'knex';
 import request from 'supertest';
+import { type RunningPgBouncer, startPgBouncer } from '../../../../tools/testbed/pgbouncer';
+import { freshPostgresDatabase } from '../../../../tools/testbed/postgres-database';
 import { createDatabase } from '../../src/db/connection';
 import { engineOfHandle } from '../../src/db/engine';
 import { migrateToLatest } from '../../src/db/migrate';
 import { createDispatcher } from '../../src/delivery/dispatcher';
 import { createServices } from '../../src/services/container';
-import { freshPostgresDatabase } from '../support/built-server';
 import { createProductVia, getProductCall, openShop, walkProducts } from '../support/catalog-products';
 import type { TestDatabase } from '../support/databases';
 import { createTestStore, localOnlyResolver, suiteHarness } from '../support/harness';
-import { PGBOUNCER, type RunningPgBouncer, startPgBouncer } from '../support/pgbouncer';
-import { describeWith } from '../support/requirements';
+import { describeWith, PGBOUNCER } from '../support/requirements';
 import { startReceiver } from '../support/webhook-receiver';
 import { installSubscriber, subscribe } from '../support/webhooks';
 

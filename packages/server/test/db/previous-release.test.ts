@@ -1,9 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { freshPostgresDatabase } from '../../../../tools/testbed/postgres-database';
+import { until } from '../../../../tools/testbed/until';
 import { createDatabase } from '../../src/db/connection';
 import { migrateToLatest, pendingContract } from '../../src/db/migrate';
-import { ensureBuilt, freshPostgresDatabase, type ServerRun, startBuiltServer, until } from '../support/built-server';
+import { ensureBuilt, type ServerRun, startBuiltServer } from '../support/built-server';
 import { type BuiltRelease, buildRelease, PREVIOUS_RELEASE, PREVIOUS_RELEASE_COMMIT } from '../support/previous-release';
 import { describeWith, POSTGRES } from '../support/requirements';
 import { type Receiver, startReceiver } from '../support/webhook-receiver';

@@ -1,6 +1,8 @@
 import type { Express } from 'express';
 import type { Knex } from 'knex';
 import request from 'supertest';
+import { type RunningReplica, startReplica } from '../../../../tools/testbed/replica';
+import { until } from '../../../../tools/testbed/until';
 import { createApp } from '../../src/app';
 import { DEFAULT_REPLICA_TIMEOUT_MS } from '../../src/core/config';
 import { openReplicas } from '../../src/db/connection';
@@ -9,12 +11,11 @@ import type { ReadReason, ReadReplicas, ServedBy } from '../../src/db/read-routi
 import { createMetrics } from '../../src/runtime/metrics';
 import { createServices } from '../../src/services/container';
 import { type Metrics, noMetrics } from '../../src/services/metrics';
-import { until } from '../support/built-server';
 import { createProductVia, listProductsCall, tokenWith } from '../support/catalog-products';
 import { postgresSchema } from '../support/databases';
 import { createTestStore, localOnlyResolver, type StoreFixture, suiteHarness } from '../support/harness';
-import { REPLICA, type RunningReplica, startReplica } from '../support/replica';
-import { describeWith } from '../support/requirements';
+import { walkList, withCursor } from '../support/list-walk';
+import { describeWith, REPLICA } from '../support/requirements';
 
 /**
  * Lists and analytics reports on a real streaming replica of the test PostgreSQL (pg_basebackup -R,
@@ -87,18 +88,10 @@ describeWith(REPLICA, 'read replicas', () => {
 
   /** Every product of the store, page by page; every page of one walk is read the same way. */
   const listed = async (app: Express, token: string) => {
-    const ids: number[] = [];
-    const consistencies = new Set<string>();
-    let cursor: string | null = null;
-    do {
-      const response = await listProductsCall(app, store.store.id, token, cursor ? { limit: 100, cursor } : { limit: 100 });
-      expect(response.status).toBe(200);
-      ids.push(...(response.body.data as { id: number }[]).map((product) => product.id));
-      consistencies.add(response.body.meta.consistency as string);
-      cursor = response.body.meta.next_cursor as string | null;
-    } while (cursor);
+    const { items, pages } = await walkList<{ id: number }>((cursor) => listProductsCall(app, store.store.id, token, withCursor({ limit: 100 }, cursor)));
+    const consistencies = new Set(pages.map((page) => page.meta.consistency as string));
     expect(consistencies.size).toBe(1);
-    return { ids, consistency: [...consistencies][0] as string };
+    return { ids: items.map((product) => product.id), consistency: [...consistencies][0] as string };
   };
 
   /** Lists until the replica serves the caller (the polls have seen it current and past the caller's writes). */
@@ -306,7 +299,7 @@ describeWith(REPLICA, 'read replicas', () => {
     lines.length = 0;
     replica.freeze();
     try {
-      await until(async () => lines.length === 2, 20);
+      await until(async () => lines.length === 2, { everyMs: 20 });
       expect(lines).toEqual(Array(2).fill(`replica-1 is skipped for the primary: its lag poll did not answer within ${TIMEOUT_MS} ms`));
       expect((await readyz(h.app)).replicas).toEqual([{ name: 'replica-1', state: 'unavailable', lag_ms: null }]);
     } finally {

@@ -7,6 +7,7 @@
  * filters combined with it; the sync loop of docs/guides/04-paging.md. Records are made and changed
  * through the domain's own writers, as the store's side changes them.
  */
+
 import request from 'supertest';
 import { toIso } from '../../src/core/clock';
 import { createCategory, updateCategory } from '../../src/domain/catalog/categories/changes';
@@ -21,6 +22,7 @@ import { moderateReview, writeReview } from '../../src/domain/storefront/reviews
 import { expectError } from '../support/auth-steps';
 import { testDatabases } from '../support/databases';
 import { fullAccess, type Harness, suiteHarness } from '../support/harness';
+import { walkList, withCursor } from '../support/list-walk';
 import { deliveredOrder, forSale, openShop, type Shop } from '../support/storefront-fixtures';
 
 const SECOND = 1000;
@@ -172,19 +174,8 @@ describe.each(testDatabases())('incremental lists (updated_since) on $name', (te
 
     /** Every item of a walk for `query`, following the cursors; `between(page)` runs after each page that has a next one. */
     async function walk(query: Query, options: { limit?: number; between?: (page: number) => Promise<void> } = {}): Promise<Item[]> {
-      const items: Item[] = [];
-      let cursor: string | null = null;
-      let page = 0;
-      do {
-        const response = await call({ ...query, ...(options.limit ? { limit: options.limit } : {}), ...(cursor === null ? {} : { cursor }) });
-        expect(response.status).toBe(200);
-        items.push(...(response.body.data as Item[]));
-        cursor = response.body.meta.next_cursor as string | null;
-        expect(response.body.meta.has_more).toBe(cursor !== null);
-        page += 1;
-        if (cursor !== null) await options.between?.(page);
-      } while (cursor !== null);
-      return items;
+      const limited = { ...query, ...(options.limit ? { limit: options.limit } : {}) };
+      return (await walkList<Item>((cursor) => call(withCursor(limited, cursor)), options.between)).items;
     }
 
     /** `make` `count` records, each a second after the one before; their ids. */

@@ -5,6 +5,7 @@ import { authorizeQuery, authorizeUrl } from '../support/browser';
 import { insertProduct, type StoreApi, storeWithFullAccess } from '../support/catalog-fixtures';
 import { testDatabases } from '../support/databases';
 import { type AppFixture, createTestApp, type StoreFixture, suiteHarness } from '../support/harness';
+import { walkList } from '../support/list-walk';
 
 interface Named {
   id: number;
@@ -68,17 +69,10 @@ describe.each(testDatabases())('query strings as clients send them (application/
     });
 
     it('pages through a search with a space, the cursor and the filter both sent as URLSearchParams builds them', async () => {
-      const seen: string[] = [];
-      let cursor: string | null = null;
-      do {
-        const query = new URLSearchParams({ search: 'oud oil', limit: '1', ...(cursor === null ? {} : { cursor }) });
-        const response = await api.get(`products?${query.toString()}`);
-        expect(response.status).toBe(200);
-        const page = response.body as Page;
-        seen.push(...page.data.map((item) => item.name));
-        cursor = page.meta.next_cursor;
-      } while (cursor !== null);
-      expect(seen).toEqual(['Oud oil']);
+      const { items } = await walkList<{ name: string }>((cursor) =>
+        api.get(`products?${new URLSearchParams({ search: 'oud oil', limit: '1', ...(cursor === null ? {} : { cursor }) }).toString()}`),
+      );
+      expect(items.map((item) => item.name)).toEqual(['Oud oil']);
     });
   });
 

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { freshPostgresDatabase } from '../../../../tools/testbed/postgres-database';
+import { until } from '../../../../tools/testbed/until';
 import { ManualClock } from '../../src/core/clock';
 import { uuidV7 } from '../../src/core/ids';
 import { createDatabase } from '../../src/db/connection';
@@ -9,7 +11,6 @@ import { DAY_MS } from '../../src/db/partitions';
 import { type Rounds, runHousekeeping, scheduleHousekeeping } from '../../src/jobs/housekeeping';
 import { SWEEP_LIMITS } from '../../src/services/housekeeping';
 import { OUTBOX_KEPT_MS } from '../../src/services/outbox';
-import { freshPostgresDatabase, until } from '../support/built-server';
 import { depsOf, leadershipOn } from '../support/databases';
 import { describeWith, POSTGRES } from '../support/requirements';
 import { startTcpProxy } from '../support/tcp-proxy';
@@ -105,7 +106,7 @@ describeWith(POSTGRES, 'one leader for the fleet-wide jobs', () => {
       await db('leader_witness').insert({ instance: 'first', at: 1 });
       // The database ends the leader's session (an administrator, a failover, a restart) mid-round.
       await terminateLeader();
-      await until(async () => second.held, 10);
+      await until(async () => second.held, { everyMs: 10 });
       // The round goes on: its next statement must not run beside the new leader.
       await db('leader_witness').insert({ instance: 'first', at: 2 });
     });
@@ -152,7 +153,7 @@ describeWith(POSTGRES, 'one leader for the fleet-wide jobs', () => {
       expect(second.held).toBe(false);
       // The network ends the connection (keepalive gives up): the server frees the lock, and the other leads.
       proxy.heal();
-      await until(async () => second.held, 20);
+      await until(async () => second.held, { everyMs: 20 });
       expect(changes).toEqual(['first leads', 'first no more', 'second leads']);
     } finally {
       await proxy.close();
@@ -219,7 +220,7 @@ describeWith(POSTGRES, 'one leader for the fleet-wide jobs', () => {
       );
       inserted += 3;
       const done = rounds.filter((round) => round.ok).length;
-      await until(async () => rounds.filter((round) => round.ok).length >= done + 2, 2);
+      await until(async () => rounds.filter((round) => round.ok).length >= done + 2, { everyMs: 2 });
       if (step % ((3 * DAY_MS) / STEP_MS) === 0) leaders.add(await terminateLeader());
     }
     for (const { schedule } of instances) await schedule.stop();

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import request from 'supertest';
+import { until as poll } from '../../../../tools/testbed/until';
 import { createApp } from '../../src/app';
 import { systemClock } from '../../src/core/clock';
 import { engineOfHandle } from '../../src/db/engine';
@@ -42,13 +43,7 @@ describe.each(testDatabases())('the webhook dispatcher on $name', (testDatabase)
   });
 
   /** Fails the test, rather than waiting for jest's own timeout, when the condition never comes. */
-  async function until(condition: () => Promise<boolean> | boolean, what: string): Promise<void> {
-    const deadline = Date.now() + 30_000;
-    while (!(await condition())) {
-      if (Date.now() > deadline) throw new Error(`Timed out waiting until ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
+  const until = (condition: () => Promise<boolean> | boolean, what: string) => poll(condition, { what, timeoutMs: 30_000, everyMs: 20, rethrow: true });
 
   function started(options: Parameters<typeof createDispatcher>[1] = {}): Dispatcher {
     const dispatcher = createDispatcher(services, { pollMs: NEVER_MS, ...options });

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Knex } from 'knex';
+import { until as poll } from '../../../../tools/testbed/until';
 import { systemClock } from '../../src/core/clock';
 import { engineOfHandle } from '../../src/db/engine';
 import { createDispatcher } from '../../src/delivery/dispatcher';
@@ -68,13 +69,7 @@ async function signal(worker: WorkerProcess, name: 'SIGKILL' | 'SIGTERM'): Promi
   return code;
 }
 
-async function until(condition: () => Promise<boolean> | boolean, what: string): Promise<void> {
-  const deadline = Date.now() + WAIT_MS;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const until = (condition: () => Promise<boolean> | boolean, what: string) => poll(condition, { what, timeoutMs: WAIT_MS, everyMs: 100, rethrow: true });
 
 describe.each(testDatabases())('svc worker processes on $name', (testDatabase) => {
   const h = suiteHarness(testDatabase, { teardownMs: WAIT_MS });

@@ -6,6 +6,7 @@ import { approveInBrowser, exchangeCode, expectError, signIn } from '../support/
 import { authorizeQuery, authorizeUrl, CookieJar, consentScopeLines } from '../support/browser';
 import { testDatabases } from '../support/databases';
 import { type AppFixture, basicHeader, createTestApp, createTestStore, LAUNCH_URL, REDIRECT_URI, type StoreFixture, suiteHarness } from '../support/harness';
+import { stockSyncApp } from '../support/oauth-apps';
 import { specDescriptionOf, specScopeDependencies } from '../support/spec-scopes';
 
 const REQUIRED_PARAMETERS = ['response_type', 'client_id', 'store_id', 'redirect_uri', 'state', 'code_challenge', 'code_challenge_method', 'scope'];
@@ -27,7 +28,7 @@ describe.each(testDatabases())('GET /oauth/authorize on $name', (testDatabase) =
   beforeAll(async () => {
     store = await createTestStore(h);
     otherStore = await createTestStore(h, 'Amber House');
-    client = await createTestApp(h, { required: ['products:read'], optional: ['products:write', 'orders:read'] });
+    client = await stockSyncApp(h);
   });
 
   const query = (overrides: Record<string, string> = {}, of: AppFixture = client) => authorizeQuery(store, of, ['products:read'], overrides);

@@ -1,7 +1,8 @@
 import request from 'supertest';
 import { answerConsentForm, authorizeQuery, authorizeUrl, CookieJar, consentScopeLines, signInAndOpenConsent } from '../support/browser';
 import { testDatabases } from '../support/databases';
-import { type AppFixture, createTestApp, createTestStore, REDIRECT_URI, RFC7636_VERIFIER, type StoreFixture, suiteHarness } from '../support/harness';
+import { type AppFixture, createTestStore, REDIRECT_URI, RFC7636_VERIFIER, type StoreFixture, suiteHarness } from '../support/harness';
+import { stockSyncApp } from '../support/oauth-apps';
 import { specDescriptionOf } from '../support/spec-scopes';
 import { tokenResponse } from '../support/token-client';
 
@@ -12,7 +13,7 @@ describe.each(testDatabases())('the authorization-code flow with PKCE, browser s
 
   beforeAll(async () => {
     store = await createTestStore(h);
-    client = await createTestApp(h, { required: ['products:read'], optional: ['products:write', 'orders:read'] });
+    client = await stockSyncApp(h);
   });
 
   it('signs in, consents, exchanges the code (RFC 7636 Appendix B verifier), calls /me and refreshes', async () => {

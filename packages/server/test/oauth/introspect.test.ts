@@ -16,6 +16,7 @@ import {
   type StoreFixture,
   suiteHarness,
 } from '../support/harness';
+import { installedInNewStore } from '../support/oauth-apps';
 import { codeBody, type Encoding, expectInvalidClient, expectOAuthError, getMe, obtainTokens, postOAuth, refreshBody } from '../support/token-client';
 
 const SCOPES = ['products:read', 'orders:read'];
@@ -37,8 +38,7 @@ describe.each(testDatabases())('POST /oauth/introspect (RFC 7662) on $name', (te
     postOAuth(h.app, '/oauth/introspect', app.basic, hint === undefined ? { token } : { token, token_type_hint: hint }, encoding);
 
   async function installed(app: AppFixture = client, scopes: string[] = SCOPES): Promise<{ store: StoreFixture; pair: TokenResponse }> {
-    const store = await createTestStore(h);
-    return { store, pair: await installWithTokens(h, store, app, scopes) };
+    return installedInNewStore(h, app, scopes);
   }
 
   const refreshOnce = (pair: TokenResponse, app: AppFixture = client) => obtainTokens(h.app, app.basic, refreshBody(pair.refresh_token));

@@ -3,16 +3,8 @@ import type request from 'supertest';
 import { issueSecret } from '../../src/credentials/secrets';
 import type { TokenResponse } from '../../src/oauth/token-endpoint';
 import { testDatabases } from '../support/databases';
-import {
-  type AppFixture,
-  approveAndGetCode,
-  createTestApp,
-  createTestStore,
-  installWithTokens,
-  type StoreFixture,
-  suiteHarness,
-  UUID,
-} from '../support/harness';
+import { type AppFixture, approveAndGetCode, createTestApp, createTestStore, type StoreFixture, suiteHarness, UUID } from '../support/harness';
+import { installedStockSync } from '../support/oauth-apps';
 import {
   codeBody,
   type Encoding,
@@ -46,8 +38,7 @@ describe.each(testDatabases())('POST /oauth/operations/lookup, status and recove
   });
 
   async function installed(): Promise<{ client: AppFixture; tokens: TokenResponse }> {
-    const client = await createTestApp(h, { required: ['products:read'], optional: ['products:write', 'orders:read'] });
-    return { client, tokens: await installWithTokens(h, store, client, SCOPES) };
+    return installedStockSync(h, store, SCOPES);
   }
 
   const lookup = async (client: AppFixture, body: TokenBody, encoding: Encoding = 'json') =>

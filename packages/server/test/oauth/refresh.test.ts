@@ -2,6 +2,7 @@ import type { TokenResponse } from '../../src/oauth/token-endpoint';
 import { uninstall } from '../../src/platform/installations';
 import { testDatabases } from '../support/databases';
 import { type AppFixture, approveAndGetCode, createTestApp, createTestStore, installWithTokens, type StoreFixture, suiteHarness } from '../support/harness';
+import { installedStockSync } from '../support/oauth-apps';
 import {
   codeBody,
   countTokens,
@@ -32,8 +33,7 @@ describe.each(testDatabases())('POST /oauth/token, the refresh rules, on $name',
 
   /** A fresh app installed in the store, with its first token pair. */
   async function installed(): Promise<{ client: AppFixture; tokens: TokenResponse }> {
-    const client = await createTestApp(h, { required: ['products:read'], optional: ['products:write', 'orders:read'] });
-    return { client, tokens: await installWithTokens(h, store, client, SCOPES) };
+    return installedStockSync(h, store, SCOPES);
   }
 
   const refresh = (client: AppFixture, refreshToken: string, encoding: Encoding = 'form') =>

@@ -5,7 +5,8 @@ import type { TokenResponse } from '../../src/oauth/token-endpoint';
 import { endStoreMigration, startStoreMigration } from '../../src/platform/stores';
 import { outboxEvents } from '../support/auth-steps';
 import { testDatabases } from '../support/databases';
-import { type AppFixture, basicHeader, createTestApp, createTestStore, installWithTokens, type StoreFixture, suiteHarness } from '../support/harness';
+import { type AppFixture, basicHeader, createTestApp, installWithTokens, type StoreFixture, suiteHarness } from '../support/harness';
+import { installedInNewStore } from '../support/oauth-apps';
 import { shiftableSystemTime } from '../support/system-time';
 import {
   type Encoding,
@@ -38,8 +39,7 @@ describe.each(testDatabases())('POST /oauth/revoke (RFC 7009) on $name', (testDa
 
   /** A fresh installation of the client in a store of its own: the app's first pair. */
   async function installed(app: AppFixture = client): Promise<{ store: StoreFixture; pair: TokenResponse }> {
-    const own = await createTestStore(h);
-    return { store: own, pair: await installWithTokens(h, own, app, SCOPES) };
+    return installedInNewStore(h, app, SCOPES);
   }
 
   const refreshOnce = (pair: TokenResponse, app: AppFixture = client) => obtainTokens(h.app, app.basic, refreshBody(pair.refresh_token));

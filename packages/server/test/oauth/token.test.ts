@@ -13,6 +13,7 @@ import {
   s256,
   suiteHarness,
 } from '../support/harness';
+import { stockSyncApp } from '../support/oauth-apps';
 import { shiftableSystemTime } from '../support/system-time';
 import {
   codeBody,
@@ -52,7 +53,7 @@ describe.each(testDatabases())('POST /oauth/token, the authorization-code grant,
 
   beforeAll(async () => {
     store = await createTestStore(h);
-    client = await createTestApp(h, { required: ['products:read'], optional: ['products:write', 'orders:read'] });
+    client = await stockSyncApp(h);
   });
 
   const newCode = (challenge?: string) => approveAndGetCode(h, store, client, SCOPES, challenge);

@@ -5,14 +5,15 @@ import { uninstall } from '../../src/platform/installations';
 import { dashboardHome, exchangeCode, expectError, installationAction, me, outboxEvents, postForm, refreshTokens, signIn } from '../support/auth-steps';
 import { CookieJar } from '../support/browser';
 import { testDatabases } from '../support/databases';
-import { type AppFixture, approveAndGetCode, createTestApp, createTestStore, type StoreFixture, suiteHarness } from '../support/harness';
+import { type AppFixture, approveAndGetCode, createTestStore, type StoreFixture, suiteHarness } from '../support/harness';
+import { stockSyncApp } from '../support/oauth-apps';
 
 describe.each(testDatabases())('installations: reinstall, uninstall and re-consent on $name', (testDatabase) => {
   const h = suiteHarness(testDatabase);
   let client: AppFixture;
 
   beforeAll(async () => {
-    client = await createTestApp(h, { required: ['products:read'], optional: ['products:write', 'orders:read'], name: 'Lifecycle App' });
+    client = await stockSyncApp(h, 'Lifecycle App');
   });
 
   /** The owner consents (again) with these scopes and the app exchanges the code over HTTP: the token response. */

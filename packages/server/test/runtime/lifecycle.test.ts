@@ -6,9 +6,12 @@
 import { execFile } from 'node:child_process';
 import net from 'node:net';
 import { promisify } from 'node:util';
+import { freshPostgresDatabase } from '../../../../tools/testbed/postgres-database';
+import { builtCli, builtServer } from '../../../../tools/testbed/repository';
+import { until } from '../../../../tools/testbed/until';
 import { createDatabase } from '../../src/db/connection';
 import { SAME_STOP_MS } from '../../src/runtime/shutdown';
-import { builtCli, builtServer, builtServersPerTest, expectRefusedStart, freshPostgresDatabase, statusOf, tempDataDir, until } from '../support/built-server';
+import { builtServersPerTest, expectRefusedStart, statusOf, tempDataDir } from '../support/built-server';
 import { describeOnPostgres } from '../support/databases';
 
 jest.setTimeout(120_000);

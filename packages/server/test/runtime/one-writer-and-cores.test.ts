@@ -9,7 +9,10 @@ import { execFile } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
 import { promisify } from 'node:util';
-import { builtCli, builtServersPerTest, freshPostgresDatabase, repositoryRoot, type ServerRun, statusOf, tempDataDir, until } from '../support/built-server';
+import { freshPostgresDatabase } from '../../../../tools/testbed/postgres-database';
+import { builtCli, repositoryRoot } from '../../../../tools/testbed/repository';
+import { until } from '../../../../tools/testbed/until';
+import { builtServersPerTest, type ServerRun, statusOf, tempDataDir } from '../support/built-server';
 import { describeOnPostgres } from '../support/databases';
 
 jest.setTimeout(120_000);

@@ -5,17 +5,11 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { freshPostgresDatabase } from '../../../../tools/testbed/postgres-database';
+import { builtCli, repositoryRoot } from '../../../../tools/testbed/repository';
+import { until } from '../../../../tools/testbed/until';
 import { derivedKey, keyIdOf } from '../../src/credentials/sealing';
-import {
-  builtCli,
-  builtServersPerTest,
-  expectRefusedStart,
-  freshPostgresDatabase,
-  repositoryRoot,
-  statusOf,
-  tempDataDir,
-  until,
-} from '../support/built-server';
+import { builtServersPerTest, expectRefusedStart, statusOf, tempDataDir } from '../support/built-server';
 import { describeOnPostgres } from '../support/databases';
 
 jest.setTimeout(120_000);

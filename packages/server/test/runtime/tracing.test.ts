@@ -8,7 +8,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { builtServersPerTest, type ServerRun, tempDataDir, until } from '../support/built-server';
+import { until } from '../../../../tools/testbed/until';
+import { builtServersPerTest, type ServerRun, tempDataDir } from '../support/built-server';
 
 jest.setTimeout(120_000);
 

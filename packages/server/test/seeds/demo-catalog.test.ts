@@ -2,6 +2,7 @@ import request from 'supertest';
 import { seedCatalogForBench, seedDemoCatalog } from '../../src/seeds/demo-catalog';
 import { testDatabases } from '../support/databases';
 import { createTestStore, fullAccess, type StoreFixture, suiteHarness } from '../support/harness';
+import { walkList, withCursor } from '../support/list-walk';
 
 interface SeededProduct {
   id: number;
@@ -32,21 +33,16 @@ describe.each(testDatabases())('demo and bench catalogs on $name', (testDatabase
   /** The store's products as the API shows them, page by page (response validation is on). */
   async function listedThroughApi(store: StoreFixture): Promise<{ id: number }[]> {
     const { tokens } = await fullAccess(h, store);
-    const listed: { id: number }[] = [];
-    let cursor: string | null = null;
-    do {
-      const response: request.Response = await request(h.app)
+    const { items } = await walkList<{ id: number }>((cursor) =>
+      request(h.app)
         .get(`/stores/${store.store.id}/v1/products`)
-        .query({ limit: 100, ...(cursor ? { cursor } : {}) })
-        .set('Authorization', `Bearer ${tokens.access_token}`);
-      expect(response.status).toBe(200);
-      listed.push(...(response.body.data as { id: number }[]));
-      cursor = response.body.meta.next_cursor as string | null;
-    } while (cursor);
-    return listed;
+        .query(withCursor({ limit: 100 }, cursor))
+        .set('Authorization', `Bearer ${tokens.access_token}`),
+    );
+    return items;
   }
 
-  // test/seeds.test.ts reads the demo catalog back through the API; this proves the rules row by row.
+  // test/seeds/seeds.test.ts reads the demo catalog back through the API; this proves the rules row by row.
   test('the demo catalog has eight categories and 300 products of every kind and state that keep the catalog rules', async () => {
     const store = await createTestStore(h);
     const seeded = await seedDemoCatalog(h.services, store.store.id);

@@ -6,6 +6,7 @@ import { type SimulationSummary, simulateStore } from '../../src/seeds/simulatio
 import { tokenWithScopes } from '../support/catalog-fixtures';
 import { testDatabases } from '../support/databases';
 import { createTestStore, type StoreFixture, suiteHarness } from '../support/harness';
+import { walkList, withCursor } from '../support/list-walk';
 import { eventSchemaErrors, eventsOf, forSale, openShop } from '../support/storefront-fixtures';
 
 /** Far from the wall clock, so an instant taken from the machine's time instead of the injected clock shows. */
@@ -73,18 +74,13 @@ describe.each(testDatabases())('the store simulator on $name', (testDatabase) =>
   /** Every order of the store, through orders.list (response validation on: each one matches the spec). */
   async function ordersThroughApi(fixture: StoreFixture): Promise<OrderBody[]> {
     const token = await tokenWithScopes(h, fixture, ['orders:read']);
-    const orders: OrderBody[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await request(h.app)
+    const { items } = await walkList<OrderBody>((cursor) =>
+      request(h.app)
         .get(`/stores/${fixture.store.id}/v1/orders`)
-        .query({ limit: 100, ...(cursor ? { cursor } : {}) })
-        .set('Authorization', `Bearer ${token}`);
-      expect(page.status).toBe(200);
-      orders.push(...(page.body.data as OrderBody[]));
-      cursor = page.body.meta.next_cursor ?? undefined;
-    } while (cursor);
-    return orders;
+        .query(withCursor({ limit: 100 }, cursor))
+        .set('Authorization', `Bearer ${token}`),
+    );
+    return items;
   }
 
   /** A fresh store with the demo catalog (the same products in every store), simulated with `seed`. */

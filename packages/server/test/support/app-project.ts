@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { readBlocks } from '../../../../tools/runnable-docs/blocks';
-import { repositoryRoot } from './built-server';
+import { repositoryRoot } from '../../../../tools/testbed/repository';
 import { whilePacking } from './pack-lock';
 
 const run = promisify(execFile);

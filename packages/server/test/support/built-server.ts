@@ -1,14 +1,8 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import knex from 'knex';
-
-/** The repository root and the built server (the `test` script builds before jest runs). */
-export const repositoryRoot = path.resolve(__dirname, '..', '..', '..', '..');
-export const builtServer = path.join(repositoryRoot, 'packages', 'server', 'dist', 'main.js');
-export const builtCli = path.join(repositoryRoot, 'packages', 'server', 'dist', 'svc.js');
+import { builtCli, builtServer, repositoryRoot } from '../../../../tools/testbed/repository';
 
 /** Builds the server once if a developer runs jest without `pnpm test` (which builds first). */
 export function ensureBuilt(): void {
@@ -100,28 +94,4 @@ export async function expectRefusedStart(run: ServerRun, line: string): Promise<
   expect(run.stderr).toBe(`${line}\n`);
 }
 
-/** Polls `url` until `accept` says yes (bounded: a test that never gets there fails on its own timeout). */
-export async function until(probe: () => Promise<boolean>, intervalMs = 50): Promise<void> {
-  for (;;) {
-    if (await probe().catch(() => false)) return;
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
-}
-
 export const statusOf = (url: string) => fetch(url).then((response) => response.status);
-
-/** A PostgreSQL database of its own (a server uses the default schema), made on TEST_DATABASE_URL's server and dropped after. */
-export async function freshPostgresDatabase(adminUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `svc_run_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
-  const admin = knex({ client: 'pg', connection: adminUrl, pool: { min: 0, max: 1 } });
-  await admin.raw(`create database ${name}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      await admin.raw(`drop database if exists ${name} with (force)`);
-      await admin.destroy();
-    },
-  };
-}

@@ -4,6 +4,7 @@ import request from 'supertest';
 import { createCategory } from '../../src/domain/catalog/categories/changes';
 import type { CategoryCreateInput, CategoryRow } from '../../src/domain/catalog/categories/row';
 import { createTestApp, type Harness, installWithTokens, type StoreFixture } from './harness';
+import { walkList, withCursor } from './list-walk';
 
 /** `/stores/{storeId}/v1/categories[/{id}]`. */
 export const categoriesPath = (storeId: string, id?: number | string) => `/stores/${storeId}/v1/categories${id === undefined ? '' : `/${id}`}`;
@@ -58,19 +59,8 @@ export async function walkCategories(
   token: string,
   query: Record<string, string | number>,
 ): Promise<{ ids: number[]; pages: number[] }> {
-  const ids: number[] = [];
-  const pages: number[] = [];
-  let cursor: string | null = null;
-  do {
-    const response: request.Response = await listCategoriesCall(app, storeId, token, cursor === null ? query : { ...query, cursor });
-    if (response.status !== 200) throw new Error(`The list answered ${response.status}: ${JSON.stringify(response.body)}`);
-    const page = response.body as { data: { id: number }[]; meta: { next_cursor: string | null; has_more: boolean } };
-    ids.push(...page.data.map((category) => category.id));
-    pages.push(page.data.length);
-    expect(page.meta.has_more).toBe(page.meta.next_cursor !== null);
-    cursor = page.meta.next_cursor;
-  } while (cursor !== null);
-  return { ids, pages };
+  const walk = await walkList<{ id: number }>((cursor) => listCategoriesCall(app, storeId, token, withCursor(query, cursor)));
+  return { ids: walk.items.map((category) => category.id), pages: walk.pages.map((page) => page.data.length) };
 }
 
 /** Categories created through the domain (no HTTP), for lists and trees: names `${prefix} 001`, …. */

@@ -4,6 +4,7 @@ import type { Knex } from 'knex';
 import request from 'supertest';
 import type { Product } from '../../src/domain/catalog/products/row';
 import { createTestApp, createTestStore, type Harness, installWithTokens, type StoreFixture } from './harness';
+import { walkList, withCursor } from './list-walk';
 
 /** `/stores/{storeId}/v1/products[/{id}[/{part}]]`. */
 export const productsPath = (storeId: string, id?: number | string, part?: 'content' | 'prices') =>
@@ -156,7 +157,7 @@ export async function expectNothingStored(db: Knex, storeId: string): Promise<vo
   expect(await outboxRows(db, storeId)).toEqual([]);
 }
 
-/** Follows `next_cursor` from the first page to the last, running `between` after each page: the ids served, in order. */
+/** Follows `next_cursor` from the first page to the last, running `between` before each next page: the ids served, in order. */
 export async function walkProducts(
   app: Express,
   storeId: string,
@@ -164,17 +165,6 @@ export async function walkProducts(
   query: Record<string, string | number>,
   between: () => Promise<void> = async () => {},
 ): Promise<{ ids: number[]; pages: number; products: Product[] }> {
-  const products: Product[] = [];
-  let pages = 0;
-  let cursor: string | null = null;
-  do {
-    const response: request.Response = await listProductsCall(app, storeId, token, cursor === null ? query : { ...query, cursor });
-    if (response.status !== 200) throw new Error(`products.list answered ${response.status}: ${JSON.stringify(response.body)}`);
-    pages += 1;
-    products.push(...(response.body.data as Product[]));
-    cursor = response.body.meta.next_cursor as string | null;
-    expect(response.body.meta.has_more).toBe(cursor !== null);
-    await between();
-  } while (cursor !== null);
-  return { ids: products.map((product) => product.id), pages, products };
+  const walk = await walkList<Product>((cursor) => listProductsCall(app, storeId, token, withCursor(query, cursor)), between);
+  return { ids: walk.items.map((product) => product.id), pages: walk.pages.length, products: walk.items };
 }

@@ -6,6 +6,7 @@ import { createPage, setPagePublication } from '../../src/domain/content/pages/c
 import type { PageCreate, PageRow, PublishedStatus } from '../../src/domain/content/pages/row';
 import { tokenWithScopes } from './catalog-fixtures';
 import type { Harness, StoreFixture } from './harness';
+import { walkList, withCursor } from './list-walk';
 
 /** `/stores/{storeId}/v1/pages[/{id}[/publication]]`. */
 export const pagesPath = (storeId: string, id?: number | string, publication = false) =>
@@ -68,19 +69,8 @@ export async function walkPages(
   token: string,
   query: Record<string, string | number>,
 ): Promise<{ ids: number[]; sizes: number[] }> {
-  const ids: number[] = [];
-  const sizes: number[] = [];
-  let cursor: string | null = null;
-  do {
-    const response: request.Response = await listPagesCall(app, storeId, token, cursor === null ? query : { ...query, cursor });
-    if (response.status !== 200) throw new Error(`The list answered ${response.status}: ${JSON.stringify(response.body)}`);
-    const page = response.body as { data: { id: number }[]; meta: { next_cursor: string | null; has_more: boolean } };
-    ids.push(...page.data.map((item) => item.id));
-    sizes.push(page.data.length);
-    expect(page.meta.has_more).toBe(page.meta.next_cursor !== null);
-    cursor = page.meta.next_cursor;
-  } while (cursor !== null);
-  return { ids, sizes };
+  const walk = await walkList<{ id: number }>((cursor) => listPagesCall(app, storeId, token, withCursor(query, cursor)));
+  return { ids: walk.items.map((item) => item.id), sizes: walk.pages.map((page) => page.data.length) };
 }
 
 /** A page created through the domain (no HTTP), then published or hidden when `status` says so. */

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { repositoryRoot } from './built-server';
+import { repositoryRoot } from '../../../../tools/testbed/repository';
 import type { Requirement } from './requirements';
 
 /**

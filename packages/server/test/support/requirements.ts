@@ -1,5 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import { pgbouncerPath } from '../../../../tools/testbed/pgbouncer';
+import { anyBinDir, POSTGRES_LIB } from '../../../../tools/testbed/postmaster';
 import { recordSkip } from './skips';
 
 /**
@@ -48,6 +50,28 @@ export const POSTGRES: Requirement = {
   missing: process.env.TEST_DATABASE_URL ? undefined : 'TEST_DATABASE_URL is not set',
   howToRun: 'set TEST_DATABASE_URL to a postgres:// URL',
   requiredBy: 'REQUIRE_POSTGRES',
+};
+
+/** PgBouncer in front of the test PostgreSQL (CI installs Debian's package and sets REQUIRE_PGBOUNCER=1). */
+export const PGBOUNCER: Requirement = {
+  missing: !process.env.TEST_DATABASE_URL ? 'TEST_DATABASE_URL is not set' : fs.existsSync(pgbouncerPath) ? undefined : `no PgBouncer at ${pgbouncerPath}`,
+  howToRun: 'install pgbouncer (apt-get install pgbouncer) or set PGBOUNCER_PATH, with TEST_DATABASE_URL set',
+  requiredBy: 'REQUIRE_PGBOUNCER',
+};
+
+/**
+ * A streaming replica of the test PostgreSQL that a test starts itself (CI installs Debian's
+ * postgresql, whose pg_basebackup and pg_ctl it uses, and sets REQUIRE_REPLICA=1).
+ */
+export const REPLICA: Requirement = {
+  missing: !process.env.TEST_DATABASE_URL
+    ? 'TEST_DATABASE_URL is not set'
+    : anyBinDir() === undefined
+      ? `no pg_basebackup under ${POSTGRES_LIB}/*/bin`
+      : undefined,
+  howToRun:
+    "install PostgreSQL's programs (apt-get install postgresql) or set PG_BINDIR, with TEST_DATABASE_URL set to a server that allows replication connections",
+  requiredBy: 'REQUIRE_REPLICA',
 };
 
 /** The Chromium that the suites in a real browser drive (playwright-core's `executablePath`): Debian's package unless CHROMIUM_PATH names another. */

@@ -20,6 +20,7 @@ import {
 } from '../../support/catalog-fixtures';
 import { testDatabases } from '../../support/databases';
 import { type StoreFixture, suiteHarness, UUID } from '../../support/harness';
+import { walkList, withCursor } from '../../support/list-walk';
 
 interface AdjustmentBody {
   delta: unknown;
@@ -129,14 +130,7 @@ describe.each(testDatabases())('inventory on $name', (testDatabase) => {
       await insertDigitalUnits(h.db, storeId, ids[1] as number, ['A', 'B']);
       await product({ quantity: 1 }, other.store.store.id);
 
-      const pages: Array<{ meta: unknown; data: unknown[] }> = [];
-      let cursor: string | null = null;
-      do {
-        const response = await fresh.api.get('inventory').query({ limit: 2, ...(cursor ? { cursor } : {}) });
-        expect(response.status).toBe(200);
-        pages.push(response.body);
-        cursor = response.body.meta.next_cursor;
-      } while (cursor !== null);
+      const { pages } = await walkList((cursor) => fresh.api.get('inventory').query(withCursor({ limit: 2 }, cursor)));
 
       expect(pages.map((page) => page.meta)).toEqual([
         { request_id: expect.stringMatching(UUID), has_more: true, limit: 2, next_cursor: expect.any(String), consistency: 'live_keyset' },

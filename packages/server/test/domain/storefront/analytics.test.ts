@@ -18,6 +18,7 @@ import {
 import { insertDigitalUnits, tokenWithScopes } from '../../support/catalog-fixtures';
 import { testDatabases } from '../../support/databases';
 import { suiteHarness } from '../../support/harness';
+import { walkList, withCursor } from '../../support/list-walk';
 import { forSale, insertCoupon, openShop, type Shop } from '../../support/storefront-fixtures';
 
 const MADA = { method: 'mada' as const, card: { brand: 'mada' as const, last4: '4821' } };
@@ -222,15 +223,7 @@ describe.each(testDatabases())('analytics over the daily rollups on $name', (tes
 
   /** Every order of the store, as `GET …/orders` shows it, walking its pages. */
   async function ordersOf(target: Shop, token: string): Promise<OrderBody[]> {
-    const orders: OrderBody[] = [];
-    let cursor: string | null = null;
-    do {
-      const response = await get(target, 'orders', token, cursor === null ? { limit: '100' } : { limit: '100', cursor });
-      expect(response.status).toBe(200);
-      orders.push(...(response.body.data as OrderBody[]));
-      cursor = response.body.meta.next_cursor as string | null;
-    } while (cursor !== null);
-    return orders;
+    return (await walkList<OrderBody>((cursor) => get(target, 'orders', token, withCursor({ limit: '100' }, cursor)))).items;
   }
 
   /** The four reports of a range, as the API answers them, each checked to carry the analytics meta. */

@@ -6,6 +6,7 @@ import { expectError } from '../../support/auth-steps';
 import { HUGE_ID, MALFORMED_IDS, tokenWithScopes } from '../../support/catalog-fixtures';
 import { testDatabases } from '../../support/databases';
 import { suiteHarness } from '../../support/harness';
+import { walkList, withCursor } from '../../support/list-walk';
 import { eventsOf, forSale, openShop, type Shop } from '../../support/storefront-fixtures';
 
 const MINUTE = 60_000;
@@ -40,19 +41,8 @@ describe.each(testDatabases())('coupons through HTTP on $name', (testDatabase) =
 
   /** Every coupon of the list for `query`, walking its pages; the number of pages served. */
   async function walk(shop: Shop, token: string, query: Query): Promise<{ ids: number[]; pages: number }> {
-    const seen: number[] = [];
-    let pages = 0;
-    let cursor: string | null = null;
-    do {
-      const response = await get(couponsPath(shop), token, cursor === null ? query : { ...query, cursor });
-      expect(response.status).toBe(200);
-      const body = response.body as ListBody;
-      seen.push(...body.data.map((coupon) => coupon.id));
-      pages += 1;
-      cursor = body.meta.next_cursor;
-      expect(body.meta.has_more).toBe(cursor !== null);
-    } while (cursor !== null);
-    return { ids: seen, pages };
+    const walk = await walkList<{ id: number }>((cursor) => get(couponsPath(shop), token, withCursor(query, cursor)));
+    return { ids: walk.items.map((coupon) => coupon.id), pages: walk.pages.length };
   }
 
   describe('coupons.list and coupons.get', () => {

@@ -5,6 +5,7 @@ import { expectError } from '../../support/auth-steps';
 import { HUGE_ID, MALFORMED_IDS, tokenWithScopes } from '../../support/catalog-fixtures';
 import { testDatabases } from '../../support/databases';
 import { suiteHarness } from '../../support/harness';
+import { walkList, withCursor } from '../../support/list-walk';
 import { digitalForSale, forSale, openShop, type Shop } from '../../support/storefront-fixtures';
 
 const MADA = { method: 'mada' as const, card: { brand: 'mada' as const, last4: '4821' } };
@@ -111,19 +112,8 @@ describe.each(testDatabases())('orders read through HTTP on $name', (testDatabas
 
   /** Every order of the list for `query`, walking its pages; the number of pages served. */
   async function walk(token: string, query: Query): Promise<{ ids: number[]; pages: number }> {
-    const seen: number[] = [];
-    let pages = 0;
-    let cursor: string | null = null;
-    do {
-      const response = await get(ordersPath(shop), token, cursor === null ? query : { ...query, cursor });
-      expect(response.status).toBe(200);
-      const body = response.body as ListBody;
-      seen.push(...body.data.map((order) => order.id));
-      pages += 1;
-      cursor = body.meta.next_cursor;
-      expect(body.meta.has_more).toBe(cursor !== null);
-    } while (cursor !== null);
-    return { ids: seen, pages };
+    const walk = await walkList<{ id: number }>((cursor) => get(ordersPath(shop), token, withCursor(query, cursor)));
+    return { ids: walk.items.map((order) => order.id), pages: walk.pages.length };
   }
 
   const idsOf = (...wanted: string[]) => wanted.map((name) => ids[name] as number).sort((a, b) => a - b);

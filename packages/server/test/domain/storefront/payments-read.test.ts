@@ -9,6 +9,7 @@ import { expectError } from '../../support/auth-steps';
 import { tokenWith } from '../../support/catalog-products';
 import { testDatabases } from '../../support/databases';
 import { createTestStore, type Harness, type StoreFixture, suiteHarness } from '../../support/harness';
+import { walkList, withCursor } from '../../support/list-walk';
 import { forSale, type Shop, shopperOf } from '../../support/storefront-fixtures';
 
 const MADA: PaymentAttempt = { method: 'mada', card: { brand: 'mada', last4: '4821' } };
@@ -75,18 +76,8 @@ describe.each(testDatabases())('payment reads on $name', (testDatabase) => {
 
   /** Every page of `query`, following the cursors: the ids served and the number of pages. */
   async function walk(shop: PaymentsShop, query: Query): Promise<{ ids: number[]; pages: number }> {
-    const ids: number[] = [];
-    let pages = 0;
-    let cursor: string | null = null;
-    do {
-      const response: request.Response = await listCall(shop, cursor === null ? query : { ...query, cursor });
-      expect(response.status).toBe(200);
-      pages += 1;
-      ids.push(...(response.body.data as Payment[]).map((payment) => payment.id));
-      cursor = response.body.meta.next_cursor as string | null;
-      expect(response.body.meta.has_more).toBe(cursor !== null);
-    } while (cursor !== null);
-    return { ids, pages };
+    const walk = await walkList<Payment>((cursor) => listCall(shop, withCursor(query, cursor)));
+    return { ids: walk.items.map((payment) => payment.id), pages: walk.pages.length };
   }
 
   describe('a store with paid, failed and refunded payments', () => {

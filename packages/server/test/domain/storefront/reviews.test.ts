@@ -5,6 +5,7 @@ import { expectError } from '../../support/auth-steps';
 import { HUGE_ID, MALFORMED_IDS, tokenWithScopes } from '../../support/catalog-fixtures';
 import { testDatabases } from '../../support/databases';
 import { suiteHarness } from '../../support/harness';
+import { walkList, withCursor } from '../../support/list-walk';
 import { deliveredOrder, eventsOf, forSale, openShop, type Shop } from '../../support/storefront-fixtures';
 
 type Query = Record<string, string | number | string[]>;
@@ -118,19 +119,8 @@ describe.each(testDatabases())('reviews through HTTP on $name', (testDatabase) =
 
   /** Every review of the list for `query`, walking its pages; the number of pages served. */
   async function walk(token: string, query: Query): Promise<{ ids: number[]; pages: number }> {
-    const seen: number[] = [];
-    let pages = 0;
-    let cursor: string | null = null;
-    do {
-      const response = await get(reviewsPath(shop), token, cursor === null ? query : { ...query, cursor });
-      expect(response.status).toBe(200);
-      const body = response.body as ListBody;
-      seen.push(...body.data.map((review) => review.id));
-      pages += 1;
-      cursor = body.meta.next_cursor;
-      expect(body.meta.has_more).toBe(cursor !== null);
-    } while (cursor !== null);
-    return { ids: seen, pages };
+    const walk = await walkList<{ id: number }>((cursor) => get(reviewsPath(shop), token, withCursor(query, cursor)));
+    return { ids: walk.items.map((review) => review.id), pages: walk.pages.length };
   }
 
   describe('reviews.list', () => {

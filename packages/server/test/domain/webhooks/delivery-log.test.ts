@@ -25,6 +25,7 @@ import {
   suiteHarness,
   UUID,
 } from '../../support/harness';
+import { walkList } from '../../support/list-walk';
 import { expectWellFormedDelivery, type Receiver } from '../../support/webhook-receiver';
 import { deleteSubscription, deliverySetup, installSubscriber, patchSubscription, postReplay, type Subscriber, subscribe } from '../../support/webhooks';
 
@@ -335,15 +336,8 @@ describe.each(testDatabases())('the delivery log and recover on $name', (testDat
       expectError(await logCall(s, 'event_type=order.shipped'), 400, 'INVALID_FILTER');
       expectError(await logCall(s, 'colour=red'), 422, 'UNKNOWN_FIELD');
 
-      const walked: string[] = [];
-      let cursor: string | null = null;
-      do {
-        const page: request.Response = await logCall(s, `limit=1${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`);
-        expect(page.status).toBe(200);
-        walked.push(...eventIdsOf(page));
-        cursor = page.body.meta.next_cursor;
-      } while (cursor !== null);
-      expect(walked).toEqual([queued.id, failed.id, ordered.id, delivered.id]);
+      const walked = await walkList<{ event_id: string }>((cursor) => logCall(s, `limit=1${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`));
+      expect(walked.items.map((entry) => entry.event_id)).toEqual([queued.id, failed.id, ordered.id, delivered.id]);
 
       const first = await logCall(s, 'limit=1&state=succeeded');
       const next = encodeURIComponent(first.body.meta.next_cursor as string);

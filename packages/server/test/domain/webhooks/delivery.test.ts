@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
+import { until as poll } from '../../../../../tools/testbed/until';
 import { createApp } from '../../../src/app';
 import { engineOfHandle } from '../../../src/db/engine';
 import { LEASES_AHEAD } from '../../../src/db/webhook-claims';
@@ -40,13 +41,7 @@ describe.each(testDatabases())('webhook delivery on $name', (testDatabase) => {
     ({ receiver, services, dispatcher } = await deliverySetup(h, SCHEDULE));
   });
 
-  async function until(condition: () => boolean): Promise<void> {
-    const deadline = Date.now() + 10_000;
-    while (!condition()) {
-      if (Date.now() > deadline) throw new Error('Timed out');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
+  const until = (condition: () => boolean) => poll(condition, { timeoutMs: 10_000, everyMs: 20, rethrow: true });
 
   /** Runs the dispatcher until nothing is due: what the loop does between two polls. */
   async function drain(): Promise<number> {

@@ -13,6 +13,7 @@ import { expectError } from '../../support/auth-steps';
 import { insertProduct } from '../../support/catalog-fixtures';
 import { testDatabases } from '../../support/databases';
 import { type AppFixture, createTestApp, createTestStore, installWithTokens, type StoreFixture, suiteHarness } from '../../support/harness';
+import { walkList } from '../../support/list-walk';
 import { expectWellFormedDelivery, type Receiver } from '../../support/webhook-receiver';
 import { deliverySetup, patchSubscription, postAction, postReplay, subscribe } from '../../support/webhooks';
 
@@ -97,18 +98,10 @@ describe.each(testDatabases())('the events feed on $name', (testDatabase) => {
 
   /** Every page of a walk, following next_cursor. */
   async function walk(storeId: string, token: string, query: string): Promise<{ ids: string[]; pages: number }> {
-    const ids: string[] = [];
-    let pages = 0;
-    let cursor: string | null = null;
-    do {
-      const response: request.Response = await eventsCall(storeId, token, cursor === null ? query : `${query}&cursor=${encodeURIComponent(cursor)}`);
-      expect(response.status).toBe(200);
-      ids.push(...idsOf(response));
-      pages += 1;
-      cursor = response.body.meta.next_cursor as string | null;
-      expect(response.body.meta.has_more).toBe(cursor !== null);
-    } while (cursor !== null);
-    return { ids, pages };
+    const walk = await walkList<{ id: string }>((cursor) =>
+      eventsCall(storeId, token, cursor === null ? query : `${query}&cursor=${encodeURIComponent(cursor)}`),
+    );
+    return { ids: walk.items.map((event) => event.id), pages: walk.pages.length };
   }
 
   describe('events.list and events.get', () => {

@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Knex } from 'knex';
+import type { createDatabase } from '../../packages/server/src/db/connection';
+
+/** The server's Knex (tools reach knex through the server, as tools/bench/fixtures.ts does). */
+type Knex = ReturnType<typeof createDatabase>;
 
 /**
  * A webhook subscription's row as the schema holds it, for tests and benches that write rows

@@ -4,17 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { freePort } from './ports';
-import type { Requirement } from './requirements';
 
 /** Debian's PgBouncer (`apt-get install pgbouncer`, 1.18), unless PGBOUNCER_PATH names another. */
 export const pgbouncerPath = process.env.PGBOUNCER_PATH || '/usr/sbin/pgbouncer';
-
-/** PgBouncer in front of the test PostgreSQL (CI installs Debian's package and sets REQUIRE_PGBOUNCER=1). */
-export const PGBOUNCER: Requirement = {
-  missing: !process.env.TEST_DATABASE_URL ? 'TEST_DATABASE_URL is not set' : fs.existsSync(pgbouncerPath) ? undefined : `no PgBouncer at ${pgbouncerPath}`,
-  howToRun: 'install pgbouncer (apt-get install pgbouncer) or set PGBOUNCER_PATH, with TEST_DATABASE_URL set',
-  requiredBy: 'REQUIRE_PGBOUNCER',
-};
 
 export interface RunningPgBouncer {
   /** `directUrl` with PgBouncer's host and port instead: the same user, password and database. */

@@ -1,22 +1,7 @@
 import pg from 'pg';
-import { anyBinDir, POSTGRES_LIB, type Postmaster, postgresPrograms, startPostmaster } from './postmaster';
-import type { Requirement } from './requirements';
+import { type Postmaster, postgresPrograms, startPostmaster } from './postmaster';
 
-/**
- * A streaming replica of the test PostgreSQL that a test starts itself (CI installs Debian's
- * postgresql, whose pg_basebackup and pg_ctl it uses, and sets REQUIRE_REPLICA=1).
- */
-export const REPLICA: Requirement = {
-  missing: !process.env.TEST_DATABASE_URL
-    ? 'TEST_DATABASE_URL is not set'
-    : anyBinDir() === undefined
-      ? `no pg_basebackup under ${POSTGRES_LIB}/*/bin`
-      : undefined,
-  howToRun:
-    "install PostgreSQL's programs (apt-get install postgresql) or set PG_BINDIR, with TEST_DATABASE_URL set to a server that allows replication connections",
-  requiredBy: 'REQUIRE_REPLICA',
-};
-
+/** A streaming replica of a PostgreSQL server that a test or a drill starts itself, with Debian's pg_basebackup and pg_ctl. */
 export interface RunningReplica {
   /** `primaryUrl` with the replica's host and port: the same user, password and database. */
   readonly url: string;
@@ -32,7 +17,7 @@ export interface RunningReplica {
   remove(): Promise<void>;
   /** Its postmaster's process id (the bench measures the CPU of its tree). */
   postmasterPid(): number;
-  /** Stops every process of it (SIGSTOP), as a frozen host or a partition looks; `thaw` resumes them (support/postmaster.ts). */
+  /** Stops every process of it (SIGSTOP), as a frozen host or a partition looks; `thaw` resumes them (testbed/postmaster.ts). */
   freeze(): void;
   thaw(): void;
 }
